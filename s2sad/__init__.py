@@ -1,0 +1,15 @@
+"""s2sad: source-to-source automatic differentiation with a MindSpore-like API.
+
+``import s2sad as mindspore`` runs MindSpore code: ``nn.Cell``, ``ops``,
+``Tensor``, ``Parameter`` and ``GradOperation`` behave as there, and the
+gradient is generated Python you can read with ``s2sad.get_source``.
+"""
+from . import dtype
+from .dtype import (float16, float32, float64, int8, int16, int32, int64, uint8, bool_)
+from .tensor import Tensor, Parameter, ParameterTuple
+from . import ops, nn
+from .ad.grad import mutable
+from .errors import S2SADError, CompileError, UnsupportedSyntaxError, NoGradientRuleError
+from .inspection import get_source, get_ir
+
+__version__ = "0.1.0"

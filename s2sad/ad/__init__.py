@@ -1,0 +1,1 @@
+"""Automatic differentiation transforms on the IR."""

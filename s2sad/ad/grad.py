@@ -1,0 +1,233 @@
+"""The compile driver: a function or Cell plus argument structure -> adjoint code.
+
+frontend (build SSA) -> reverse AD -> passes -> codegen -> compile.  The
+result (``Compiled``) keeps every stage so users can read the IR and source.
+"""
+import inspect
+import threading
+
+import numpy as np
+
+from ..errors import CompileError
+from ..ir import Var, Const, Func, leaves, verify, format_func
+from ..ir.passes import dce
+from ..frontend.build import Builder
+from ..frontend.parse import get_source_info
+from ..backend.codegen import CodeGen
+from ..backend.compile import compile_source
+from ..frontend import resolve
+from .reverse import reverse
+
+
+class Mutable:
+    """A Python value passed as a runtime, differentiable input (``s2sad.mutable``)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+
+def mutable(value):
+    """Mark a Python scalar or tuple as a runtime input that gets a gradient."""
+    return Mutable(value)
+
+
+# ---------------------------------------------------------------- arguments
+def arg_spec(value):
+    """The part of an argument compiled code depends on (not its shape)."""
+    from ..tensor import Tensor
+    if isinstance(value, Tensor):
+        return ("tensor",)
+    if isinstance(value, np.ndarray):
+        return ("array",)
+    if isinstance(value, np.generic):
+        return ("npscalar", type(value))
+    if isinstance(value, Mutable):
+        return ("mutable", arg_spec(value.value) if isinstance(value.value, (tuple, list))
+                else None)
+    if isinstance(value, (tuple, list)):
+        return (type(value).__name__,) + tuple(arg_spec(v) for v in value)
+    return ("const",) + resolve.guard_key(value)
+
+
+def is_differentiable_spec(spec):
+    return spec[0] in ("tensor", "array", "npscalar", "mutable")
+
+
+def abstract_args(values, specs, hints):
+    """Vars for runtime leaves, Consts for the rest; also the flat runtime leaves."""
+    flat = []
+
+    def build(value, spec, hint):
+        kind = spec[0]
+        if kind in ("tensor", "array", "npscalar"):
+            var = Var(hint)
+            flat.append(var)
+            return var
+        if kind == "mutable":
+            inner = value.value
+            if isinstance(inner, (tuple, list)):
+                return tuple(build(Mutable(v), ("mutable", None), "%s_%d" % (hint, i))
+                             for i, v in enumerate(inner))
+            var = Var(hint)
+            flat.append(var)
+            return var
+        if kind in ("tuple", "list"):
+            return tuple(build(v, s, "%s_%d" % (hint, i))
+                         for i, (v, s) in enumerate(zip(value, spec[1:])))
+        return Const(value)
+
+    return [build(v, s, h) for v, s, h in zip(values, specs, hints)], flat
+
+
+def flatten_runtime(values, specs):
+    """The raw arrays/scalars of the runtime leaves, in ``abstract_args`` order."""
+    out = []
+
+    def walk(value, spec):
+        kind = spec[0]
+        if kind == "tensor":
+            out.append(value._data)
+        elif kind in ("array", "npscalar"):
+            out.append(value)
+        elif kind == "mutable":
+            inner = value.value
+            if isinstance(inner, (tuple, list)):
+                for v in inner:
+                    walk(Mutable(v), ("mutable", None))
+            else:
+                out.append(getattr(inner, "_data", inner))
+        elif kind in ("tuple", "list"):
+            for v, s in zip(value, spec[1:]):
+                walk(v, s)
+
+    for v, s in zip(values, specs):
+        walk(v, s)
+    return out
+
+
+# ------------------------------------------------------------------ compile
+class Compiled:
+    """One compiled adjoint: its IRs, source, callable and what it assumed."""
+
+    def __init__(self, **kw):
+        self.__dict__.update(kw)
+
+
+def _param_names(fn, is_method):
+    sig = inspect.signature(fn)
+    names = list(sig.parameters)
+    return names[1:] if is_method else names
+
+
+def compile_grad(fn, root, args, specs, weights, weight_paths, sens_spec=None,
+                 sens_value=None, return_value=False):
+    """Build, differentiate, simplify and compile.
+
+    ``fn`` is the Python function (``type(cell).construct`` for Cells, with
+    ``root`` the Cell); ``weights`` are Parameters to differentiate too.
+    """
+    is_method = root is not None
+    names = _param_names(fn, is_method)
+    hints = [names[i] if i < len(names) else "arg%d" % i for i in range(len(args))]
+    abstract, flat_inputs = abstract_args(args, specs, hints)
+    builder = Builder(root)
+    weight_vars = []
+    for w, path in zip(weights, weight_paths):
+        if path is not None:
+            builder.guards[path] = ("param",)
+        weight_vars.append(builder.inputs.var_for(w, path))
+    self_value = Const(root, ()) if is_method else None
+    result = builder.call_function(fn, abstract, loc=None, self_value=self_value)
+    info = get_source_info(fn)
+    qualname = info.qualname.replace(".", "_").replace("<", "").replace(">", "")
+    params = flat_inputs + [e[0] for e in builder.inputs.entries]
+    forward = verify(Func(qualname, params, builder.ops, result, info.loc(info.tree)))
+
+    sens = None
+    if sens_spec is not None:
+        sens = _sens_structure(result, sens_spec, sens_value, info)
+    wrt = flat_inputs_wrt(flat_inputs, specs) + weight_vars
+    grad_ir = verify(reverse(forward, wrt, sens=sens, name=qualname + "_grad",
+                             return_value=return_value))
+    grad_ir = verify(dce(grad_ir))
+    header = "s2sad: gradient of %s (%s)" % (info.qualname, info.filename)
+    gen = CodeGen()
+    source = gen.function(grad_ir, header=header)
+    callable_ = compile_source(source, grad_ir.name, gen.consts.namespace())
+    return Compiled(forward=forward, grad_ir=grad_ir, source=source, fn=callable_,
+                    guards=dict(builder.guards), inputs=builder.inputs,
+                    n_flat=len(flat_inputs), result_structure=result,
+                    weights=list(weights), info=info)
+
+
+def flat_inputs_wrt(flat_inputs, specs):
+    """Every runtime leaf is differentiated (constants are not runtime leaves)."""
+    return list(flat_inputs)
+
+
+def _sens_structure(result, sens_spec, sens_value, info):
+    """Vars for the sens, mirroring the output; a mismatch is the user's error.
+
+    ``sens_spec == "auto"`` mirrors whatever the output is (for the CLI).
+    """
+    if sens_spec == "auto":
+        def mirror(out):
+            return tuple(mirror(o) for o in out) if isinstance(out, tuple) else Var("sens")
+        return mirror(result)
+
+    def build(out, spec, value, path):
+        if isinstance(out, tuple):
+            if spec[0] not in ("tuple", "list") or len(spec) - 1 != len(out):
+                raise ValueError(
+                    "For 'GradOperation', the sens must have the same structure as the "
+                    "output: the output%s is a tuple of %d items, but sens is %s"
+                    % (path, len(out), _describe_value(value)))
+            return tuple(build(o, s, v, "%s[%d]" % (path, i))
+                         for i, (o, s, v) in enumerate(zip(out, spec[1:], value)))
+        if spec[0] not in ("tensor", "array", "npscalar", "mutable"):
+            raise ValueError(
+                "For 'GradOperation', the sens%s must be a Tensor matching the output%s, "
+                "but got %s" % (path, path, _describe_value(value)))
+        return Var("sens")
+    return build(result, sens_spec, sens_value, "")
+
+
+def _describe_value(v):
+    if isinstance(v, (tuple, list)):
+        return "a %s of %d items" % (type(v).__name__, len(v))
+    shape = getattr(v, "shape", None)
+    if shape is not None:
+        return "%s of shape %s" % (type(v).__name__, list(shape))
+    return repr(v)
+
+
+# -------------------------------------------------------------------- cache
+class GradCache:
+    """Compiled adjoints by (function, flags, argument structure) plus guards."""
+
+    def __init__(self):
+        self._entries = {}
+        self._lock = threading.RLock()
+
+    def get(self, key, root):
+        for entry in self._entries.get(key, ()):
+            if root is None or resolve.guards_hold(root, entry.guards):
+                return entry
+        return None
+
+    def put(self, key, entry):
+        self._entries.setdefault(key, []).append(entry)
+
+    def lock(self):
+        return self._lock
+
+    def clear(self):
+        self._entries.clear()
+
+    def __len__(self):
+        return sum(len(v) for v in self._entries.values())
+
+
+cache = GradCache()

@@ -1,0 +1,1 @@
+"""Backend: naming, code generation, compilation and the runtime helpers."""

@@ -1,0 +1,66 @@
+"""Deterministic, readable Python names for IR values.
+
+A value takes the name of the user's variable it came from (``x``, ``d_x``);
+a second SSA version of ``x`` becomes ``x_1``.  A temporary with no user name
+is named after the primitive and its first input (``cos_a``).  Names depend
+only on the program, never on object ids, so the same source and flags give
+byte-identical code.
+"""
+import keyword
+import re
+
+from ..ir.nodes import AdjointOf
+
+RESERVED = set(keyword.kwlist) | {"xp", "rt", "None", "True", "False", "float", "int",
+                                  "len", "range", "tuple", "slice", "Ellipsis"}
+
+
+def _snake(name):
+    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).lower()
+
+
+def _clean(hint):
+    hint = re.sub(r"\W", "_", str(hint))
+    if not hint or hint[0].isdigit():
+        hint = "v_" + hint
+    return hint
+
+
+class Namer:
+    def __init__(self):
+        self.names = {}
+        self.used = set(RESERVED)
+
+    def fresh(self, base):
+        base = _clean(base)
+        if base not in self.used and not re.match(r"_k\d+$", base):
+            self.used.add(base)
+            return base
+        stem = re.sub(r"_\d+$", "", base) or base
+        i = 1
+        while "%s_%d" % (stem, i) in self.used:
+            i += 1
+        name = "%s_%d" % (stem, i)
+        self.used.add(name)
+        return name
+
+    def define(self, var, op=None):
+        if var.id in self.names:
+            return self.names[var.id]
+        base = var.hint
+        if isinstance(base, AdjointOf):
+            fwd = base.var
+            base = "d_" + (self.names[fwd.id] if fwd.id in self.names else str(fwd.hint or "v"))
+        elif base is None:
+            base = _snake(op.prim.name) if op is not None else "v"
+            first = next(iter(op.arg_vars()), None) if op is not None else None
+            if first is not None and first.id in self.names:
+                arg = self.names[first.id]
+                if len(arg) <= 8:
+                    base = "%s_%s" % (base, arg)
+        name = self.fresh(base)
+        self.names[var.id] = name
+        return name
+
+    def __getitem__(self, var):
+        return self.names[var.id]

@@ -1,0 +1,100 @@
+"""Helpers that generated code calls as ``rt.<name>``.
+
+Generated code reaches arrays through ``xp`` (NumPy today) and these helpers,
+never through hard-coded ``np.`` calls, so another array library can be put in
+their place without touching the AD.  Each helper is one primitive's body when
+NumPy has no single call for it.
+"""
+import numpy as np
+
+xp = np
+
+
+def unbroadcast(dx, x):
+    """Sum ``dx`` down to the shape of ``x`` (the adjoint of broadcasting).
+
+    Costs one shape comparison when the shapes already agree.
+    """
+    shape = np.shape(x)
+    dshape = np.shape(dx)
+    if dshape == shape:
+        return dx
+    lead = len(dshape) - len(shape)
+    axes = tuple(range(lead)) + tuple(
+        i + lead for i, n in enumerate(shape) if n == 1 and dshape[i + lead] != 1)
+    out = np.sum(dx, axis=axes, keepdims=True) if axes else dx
+    if lead:
+        out = out.reshape(shape)
+    return _same_kind(out, x)
+
+
+def broadcast_like(a, x):
+    """Broadcast ``a`` to the shape of ``x`` (the adjoint of ``unbroadcast``)."""
+    shape = np.shape(x)
+    if np.shape(a) == shape:
+        return a
+    return np.broadcast_to(a, shape)
+
+
+def _same_kind(out, x):
+    # a 0-d result for a NumPy scalar input stays a NumPy scalar
+    if isinstance(x, np.generic) and isinstance(out, np.ndarray) and out.ndim == 0:
+        return out[()]
+    return out
+
+
+def reduce_axes(x, axis):
+    """Normalise a MindSpore ``axis`` argument (``()`` means all axes)."""
+    if axis is None or axis == ():
+        return None
+    return axis
+
+
+def expand_reduced(dout, x, axis, keep_dims):
+    """Reinsert reduced axes into ``dout`` so it broadcasts against ``x``."""
+    if keep_dims:
+        return dout
+    ndim = np.ndim(x)
+    if axis is None or axis == ():
+        return np.reshape(dout, (1,) * ndim)
+    if isinstance(axis, int):
+        axis = (axis,)
+    axes = sorted(a % ndim if ndim else 0 for a in axis)
+    return np.expand_dims(dout, tuple(axes))
+
+
+def reduced_count(x, axis):
+    """Number of elements each reduced value averages over."""
+    shape = np.shape(x)
+    if axis is None or axis == ():
+        return int(np.prod(shape)) if shape else 1
+    if isinstance(axis, int):
+        axis = (axis,)
+    n = 1
+    for a in axis:
+        n *= shape[a]
+    return n
+
+
+def inverse_permutation(perm):
+    inv = [0] * len(perm)
+    for i, p in enumerate(perm):
+        inv[p] = i
+    return tuple(inv)
+
+
+def check_sens(sens, out, path="output"):
+    """Raise the MindSpore-style error when ``sens`` does not match ``out``."""
+    if np.shape(sens) != np.shape(out):
+        raise ValueError(
+            "For 'GradOperation', the shape of sens (%s) must be the same as the "
+            "shape of the %s (%s); pass a sens of the forward output's shape."
+            % (list(np.shape(sens)), path, list(np.shape(out))))
+    return sens
+
+
+def getitem_grad(dout, x, index):
+    """Zeros like ``x`` with ``dout`` scattered (added) at ``index``."""
+    out = np.zeros(np.shape(x), dtype=np.result_type(dout))
+    np.add.at(out, index, dout)
+    return out

@@ -1,0 +1,1 @@
+"""Frontend: parse source, fence unsupported syntax, resolve names, build SSA."""

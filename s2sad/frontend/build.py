@@ -1,0 +1,561 @@
+"""SSA construction by partial evaluation.
+
+The builder walks a function's gast tree once, evaluating everything that is
+known while compiling (constants, ``self.`` attributes, primitives, shapes
+written in the source, calls whose arguments are all known) and staging every
+operation on a runtime value as an ``Op`` in SSA form.  Calls to sub-Cells,
+user functions and library functional forms are inlined by walking the
+callee's source the same way; bprop rules are inlined through the same entry
+point (``call``), which is what makes rules differentiable again.
+
+Abstract values during the walk are ``Var`` (runtime), ``Const`` (known), a
+Python ``tuple`` of abstract values (tuples are compile-time structure) or a
+``Bound`` method of a runtime value (``x.sum``).
+"""
+import builtins
+import inspect
+import operator
+
+import gast
+import numpy as np
+
+from ..errors import CompileError, NoGradientRuleError
+from ..ir.nodes import Var, Const, Op, leaves
+from ..ops.primitive import Primitive
+from ..ops.operations import math_ops as M
+from ..ops.operations import array_ops as A
+from .parse import get_source_info, describe
+from .fence import fence
+from . import resolve
+
+MAX_INLINE_DEPTH = 64
+
+_BINOPS = {
+    gast.Add: (operator.add, M.Add),
+    gast.Sub: (operator.sub, M.Sub),
+    gast.Mult: (operator.mul, M.Mul),
+    gast.Div: (operator.truediv, M.RealDiv),
+    gast.Pow: (operator.pow, M.Pow),
+    gast.MatMult: (operator.matmul, M.MatMul),
+    gast.FloorDiv: (operator.floordiv, None),
+    gast.Mod: (operator.mod, None),
+    gast.LShift: (operator.lshift, None),
+    gast.RShift: (operator.rshift, None),
+    gast.BitOr: (operator.or_, None),
+    gast.BitAnd: (operator.and_, None),
+    gast.BitXor: (operator.xor, None),
+}
+
+_CMPOPS = {
+    gast.Eq: (operator.eq, M.Equal),
+    gast.NotEq: (operator.ne, M.NotEqual),
+    gast.Lt: (operator.lt, M.Less),
+    gast.LtE: (operator.le, M.LessEqual),
+    gast.Gt: (operator.gt, M.Greater),
+    gast.GtE: (operator.ge, M.GreaterEqual),
+    gast.Is: (operator.is_, None),
+    gast.IsNot: (operator.is_not, None),
+    gast.In: (lambda a, b: a in b, None),
+    gast.NotIn: (lambda a, b: a not in b, None),
+}
+
+_OP_SYMBOL = {gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.Div: "/", gast.Pow: "**",
+              gast.MatMult: "@", gast.FloorDiv: "//", gast.Mod: "%", gast.LShift: "<<",
+              gast.RShift: ">>", gast.BitOr: "|", gast.BitAnd: "&", gast.BitXor: "^"}
+
+
+class Bound:
+    """A method of a runtime value, e.g. ``x.sum`` before it is called."""
+
+    __slots__ = ("var", "name")
+
+    def __init__(self, var, name):
+        self.var = var
+        self.name = name
+
+
+def is_const(a):
+    if isinstance(a, Const):
+        return True
+    if isinstance(a, tuple):
+        return all(is_const(x) for x in a)
+    return False
+
+
+def const_value(a):
+    if isinstance(a, Const):
+        return a.value
+    return tuple(const_value(x) for x in a)
+
+
+def canon(a):
+    """An all-known tuple becomes one ``Const``; anything else is unchanged."""
+    if isinstance(a, tuple) and is_const(a):
+        return Const(const_value(a))
+    if isinstance(a, tuple):
+        return tuple(canon(x) for x in a)
+    return a
+
+
+class Scope:
+    """One activation of a function being walked."""
+
+    def __init__(self, info, fn, env):
+        self.info = info
+        self.fn = fn
+        self.env = env
+        self.globals = getattr(fn, "__globals__", {})
+        self.closure = resolve.closure_vars(fn)
+        self.returned = False
+        self.retval = Const(None)
+
+
+class Builder:
+    """Stages one program's operations into a list of SSA ops."""
+
+    def __init__(self, root=None):
+        self.root = root
+        self.ops = []
+        self.guards = {}
+        self.inputs = resolve.RuntimeInputs()
+        self.depth = 0
+        self.loc_override = None
+        self.origin = None
+        self.name_hints = True
+
+    # ------------------------------------------------------------------ ops
+    def emit(self, prim, args, loc):
+        """Append ``prim(*args)``; fold it if every argument is known."""
+        args = [canon(a) for a in args]
+        if all(isinstance(a, Const) for a in args) and not prim.stateful:
+            try:
+                return Const(prim.impl(*[a.value for a in args]))
+            except Exception as e:
+                raise CompileError("evaluating %s on constants failed: %s: %s"
+                                   % (prim.name, type(e).__name__, e), loc)
+        outs = [Var() for _ in range(prim.num_outputs)]
+        self.ops.append(Op(prim, args, outs, self.loc_override or loc, self.origin))
+        return outs[0] if prim.num_outputs == 1 else tuple(outs)
+
+    # ------------------------------------------------------------- functions
+    def call_function(self, fn, args, kwargs=None, loc=None, self_value=None):
+        """Inline the Python function ``fn`` applied to abstract ``args``."""
+        kwargs = kwargs or {}
+        if self.depth >= MAX_INLINE_DEPTH:
+            raise CompileError("calls nest deeper than %d levels while inlining %s; "
+                               "recursion whose depth depends on a runtime value is not "
+                               "supported by this version" % (MAX_INLINE_DEPTH, describe(fn)), loc)
+        info = fence(get_source_info(fn, loc))
+        try:
+            sig = inspect.signature(fn)
+            full = ((self_value,) + tuple(args)) if self_value is not None else tuple(args)
+            bound = sig.bind(*full, **kwargs)
+        except TypeError as e:
+            raise CompileError("calling %s: %s" % (describe(fn), e), loc)
+        env = {}
+        for name, param in sig.parameters.items():
+            if name in bound.arguments:
+                val = bound.arguments[name]
+                if param.kind is inspect.Parameter.VAR_POSITIONAL:
+                    val = tuple(val)
+                elif param.kind is inspect.Parameter.VAR_KEYWORD:
+                    raise CompileError("**%s parameters are not supported" % name, info.loc(info.tree))
+                env[name] = val
+            elif param.default is not inspect.Parameter.empty:
+                env[name] = self.lift(param.default)
+            elif param.kind is inspect.Parameter.VAR_POSITIONAL:
+                env[name] = ()
+        scope = Scope(info, fn, env)
+        self.depth += 1
+        try:
+            self.exec_block(info.tree.body, scope)
+        finally:
+            self.depth -= 1
+        return scope.retval
+
+    # ------------------------------------------------------------ statements
+    def exec_block(self, stmts, scope):
+        for stmt in stmts:
+            if scope.returned:
+                return
+            handler = getattr(self, "st_" + type(stmt).__name__, None)
+            if handler is None:
+                raise CompileError("'%s' statements are not supported" % type(stmt).__name__,
+                                   scope.info.loc(stmt))
+            handler(stmt, scope)
+
+    def st_Expr(self, node, scope):
+        self.eval(node.value, scope)
+
+    def st_Pass(self, node, scope):
+        pass
+
+    def st_Return(self, node, scope):
+        scope.retval = Const(None) if node.value is None else self.eval(node.value, scope)
+        scope.returned = True
+
+    def st_Assign(self, node, scope):
+        value = self.eval(node.value, scope)
+        for target in node.targets:
+            self.assign(target, value, scope)
+
+    def st_AugAssign(self, node, scope):
+        if not isinstance(node.target, gast.Name):
+            raise CompileError("augmented assignment to %s is not supported by this version"
+                               % type(node.target).__name__.lower(), scope.info.loc(node))
+        cur = self.lookup(node.target.id, scope, node.target)
+        value = self.binop(type(node.op), cur, self.eval(node.value, scope), scope.info.loc(node))
+        self.assign(node.target, value, scope)
+
+    def st_AnnAssign(self, node, scope):
+        if node.value is not None:
+            self.assign(node.target, self.eval(node.value, scope), scope)
+
+    def st_Assert(self, node, scope):
+        test = self.eval(node.test, scope)
+        if is_const(test) and not const_value(test):
+            msg = self.eval(node.msg, scope) if node.msg is not None else Const("")
+            raise CompileError("assertion failed while compiling: %s"
+                               % (const_value(msg) if is_const(msg) else ""), scope.info.loc(node))
+
+    def st_If(self, node, scope):
+        test = self.eval(node.test, scope)
+        if not is_const(test):
+            raise CompileError("'if' on a runtime value is not supported by this version of "
+                               "s2sad; only conditions known while compiling (constants, "
+                               "self attributes) are", scope.info.loc(node.test))
+        self.exec_block(node.body if const_value(test) else node.orelse, scope)
+
+    def st_For(self, node, scope):
+        items = self.eval(node.iter, scope)
+        seq = self.static_sequence(items)
+        if seq is None:
+            raise CompileError("'for' over a runtime value is not supported by this version "
+                               "of s2sad; loops over ranges, tuples and Cell lists known while "
+                               "compiling are unrolled", scope.info.loc(node.iter))
+        for item in seq:
+            self.assign(node.target, item, scope)
+            self.exec_block(node.body, scope)
+            if scope.returned:
+                return
+
+    def static_sequence(self, items):
+        """The elements of a sequence known while compiling, else ``None``."""
+        if isinstance(items, tuple):
+            return list(items)
+        if isinstance(items, Const):
+            v = items.value
+            if isinstance(v, (range, tuple, list)) or hasattr(v, "__iter__") and not isinstance(
+                    v, (np.ndarray, str, dict)) and not _is_tensor(v):
+                return [self.lift(x, resolve.child_path(items, i)) for i, x in enumerate(v)]
+        return None
+
+    # ------------------------------------------------------------ assignment
+    def assign(self, target, value, scope):
+        if isinstance(target, gast.Name):
+            if self.name_hints and isinstance(value, Var) and value.hint is None:
+                value.hint = target.id
+            scope.env[target.id] = value
+        elif isinstance(target, (gast.Tuple, gast.List)):
+            elems = self.unpack(value, len(target.elts), scope.info.loc(target))
+            starred = [i for i, t in enumerate(target.elts) if isinstance(t, gast.Starred)]
+            if starred:
+                i = starred[0]
+                n_after = len(target.elts) - i - 1
+                elems = self.unpack(value, None, scope.info.loc(target))
+                parts = elems[:i] + [tuple(elems[i:len(elems) - n_after])] + elems[len(elems) - n_after:]
+                for t, v in zip(target.elts, parts):
+                    self.assign(t.value if isinstance(t, gast.Starred) else t, v, scope)
+                return
+            for t, v in zip(target.elts, elems):
+                self.assign(t, v, scope)
+        elif isinstance(target, gast.Subscript):
+            raise CompileError("item assignment (x[i] = v) is not supported by this version of "
+                               "s2sad", scope.info.loc(target))
+        else:
+            raise CompileError("cannot assign to %s" % type(target).__name__, scope.info.loc(target))
+
+    def unpack(self, value, n, loc):
+        if isinstance(value, tuple):
+            elems = list(value)
+        elif isinstance(value, Const) and isinstance(value.value, (tuple, list)):
+            elems = [self.lift(x, resolve.child_path(value, i)) for i, x in enumerate(value.value)]
+        else:
+            raise CompileError("cannot unpack a runtime value into several names; "
+                               "unpack tuples whose length is known while compiling", loc)
+        if n is not None and len(elems) != n:
+            raise CompileError("cannot unpack %d values into %d names" % (len(elems), n), loc)
+        return elems
+
+    # ----------------------------------------------------------- expressions
+    def eval(self, node, scope):
+        handler = getattr(self, "ex_" + type(node).__name__, None)
+        if handler is None:
+            raise CompileError("'%s' expressions are not supported" % type(node).__name__,
+                               scope.info.loc(node))
+        return handler(node, scope)
+
+    def ex_Constant(self, node, scope):
+        return Const(node.value)
+
+    def ex_Name(self, node, scope):
+        return self.lookup(node.id, scope, node)
+
+    def lookup(self, name, scope, node):
+        if name in scope.env:
+            return scope.env[name]
+        if name in scope.closure:
+            return self.lift(scope.closure[name])
+        if name in scope.globals:
+            return self.lift(scope.globals[name])
+        if hasattr(builtins, name):
+            return Const(getattr(builtins, name))
+        raise CompileError("name '%s' is not defined" % name, scope.info.loc(node))
+
+    def ex_Tuple(self, node, scope):
+        out = []
+        for e in node.elts:
+            if isinstance(e, gast.Starred):
+                out.extend(self.unpack(self.eval(e.value, scope), None, scope.info.loc(e)))
+            else:
+                out.append(self.eval(e, scope))
+        return tuple(out)
+
+    ex_List = ex_Tuple
+
+    def ex_Attribute(self, node, scope):
+        base = self.eval(node.value, scope)
+        return self.getattr(base, node.attr, scope.info.loc(node))
+
+    def getattr(self, base, name, loc):
+        if isinstance(base, Const):
+            try:
+                value = getattr(base.value, name)
+            except AttributeError as e:
+                raise CompileError(str(e), loc)
+            return self.lift(value, resolve.child_path(base, name))
+        if isinstance(base, Var):
+            return self.var_attribute(base, name, loc)
+        raise CompileError("attribute '%s' of a %s is not supported"
+                           % (name, "tuple" if isinstance(base, tuple) else type(base).__name__), loc)
+
+    def var_attribute(self, var, name, loc):
+        from ..ops import tensor_methods
+        if name in tensor_methods.PROPERTIES:
+            return self.call_function(tensor_methods.PROPERTIES[name], (var,), loc=loc)
+        if name in tensor_methods.METHODS:
+            return Bound(var, name)
+        raise CompileError("attribute '%s' of a tensor is not supported by s2sad" % name, loc,
+                           hint="use one of: %s" % ", ".join(sorted(
+                               set(tensor_methods.PROPERTIES) | set(tensor_methods.METHODS))))
+
+    def ex_BinOp(self, node, scope):
+        left = self.eval(node.left, scope)
+        right = self.eval(node.right, scope)
+        return self.binop(type(node.op), left, right, scope.info.loc(node))
+
+    def binop(self, op, left, right, loc):
+        fn, prim_cls = _BINOPS[op]
+        if is_const(left) and is_const(right):
+            try:
+                return self.lift(fn(const_value(left), const_value(right)))
+            except Exception as e:
+                raise CompileError("%s: %s" % (type(e).__name__, e), loc)
+        if isinstance(left, tuple) or isinstance(right, tuple):
+            if op is gast.Add and isinstance(left, tuple) and isinstance(right, tuple):
+                return left + right
+            if op is gast.Mult and isinstance(left, tuple) and is_const(right):
+                return left * const_value(right)
+            raise CompileError("operator %s is not supported between these tuples"
+                               % _OP_SYMBOL[op], loc)
+        if prim_cls is None:
+            raise CompileError("operator '%s' on tensors is not supported by this version of "
+                               "s2sad" % _OP_SYMBOL[op], loc)
+        return self.emit(prim_cls(), [left, right], loc)
+
+    def ex_UnaryOp(self, node, scope):
+        operand = self.eval(node.operand, scope)
+        loc = scope.info.loc(node)
+        op = type(node.op)
+        if is_const(operand):
+            fn = {gast.USub: operator.neg, gast.UAdd: operator.pos, gast.Not: operator.not_,
+                  gast.Invert: operator.invert}[op]
+            return self.lift(fn(const_value(operand)))
+        if op is gast.UAdd:
+            return operand
+        if op is gast.USub:
+            return self.emit(M.Neg(), [operand], loc)
+        raise CompileError("'%s' on a runtime value is not supported by this version of s2sad"
+                           % ("not" if op is gast.Not else "~"), loc)
+
+    def ex_Compare(self, node, scope):
+        loc = scope.info.loc(node)
+        left = self.eval(node.left, scope)
+        result = None
+        for op, comp in zip(node.ops, node.comparators):
+            right = self.eval(comp, scope)
+            fn, prim_cls = _CMPOPS[type(op)]
+            if is_const(left) and is_const(right):
+                value = Const(fn(const_value(left), const_value(right)))
+            elif type(op) in (gast.Is, gast.IsNot) and (is_const(left) or is_const(right)):
+                # a runtime value is never the very object a constant is
+                value = Const(type(op) is gast.IsNot)
+            elif prim_cls is None:
+                raise CompileError("this comparison needs values known while compiling", loc)
+            else:
+                value = self.emit(prim_cls(), [left, right], loc)
+            if result is None:
+                result = value
+            elif is_const(result) and is_const(value):
+                result = Const(const_value(result) and const_value(value))
+            else:
+                raise CompileError("chained comparisons of runtime values are not supported "
+                                   "by this version of s2sad", loc)
+            left = right
+        return result
+
+    def ex_BoolOp(self, node, scope):
+        is_and = isinstance(node.op, gast.And)
+        value = None
+        for v in node.values:
+            value = self.eval(v, scope)
+            if not is_const(value):
+                raise CompileError("'and'/'or' on runtime values are not supported by this "
+                                   "version of s2sad", scope.info.loc(v))
+            if bool(const_value(value)) != is_and:
+                return value
+        return value
+
+    def ex_IfExp(self, node, scope):
+        test = self.eval(node.test, scope)
+        if not is_const(test):
+            raise CompileError("'a if cond else b' on a runtime condition is not supported by "
+                               "this version of s2sad", scope.info.loc(node.test))
+        return self.eval(node.body if const_value(test) else node.orelse, scope)
+
+    def ex_JoinedStr(self, node, scope):
+        parts = []
+        for v in node.values:
+            val = self.eval(v.value if isinstance(v, gast.FormattedValue) else v, scope)
+            if not is_const(val):
+                return Const("<runtime value>")
+            parts.append(str(const_value(val)))
+        return Const("".join(parts))
+
+    def ex_Slice(self, node, scope):
+        parts = [Const(None) if p is None else self.eval(p, scope)
+                 for p in (node.lower, node.upper, node.step)]
+        if not all(is_const(p) for p in parts):
+            raise CompileError("slice bounds must be known while compiling in this version "
+                               "of s2sad", scope.info.loc(node))
+        return Const(slice(*[const_value(p) for p in parts]))
+
+    def ex_Subscript(self, node, scope):
+        base = self.eval(node.value, scope)
+        index = self.eval(node.slice, scope)
+        return self.getitem(base, index, scope.info.loc(node))
+
+    def getitem(self, base, index, loc):
+        if isinstance(base, tuple):
+            if not is_const(index):
+                raise CompileError("tuple index must be known while compiling", loc)
+            i = const_value(index)
+            try:
+                return base[i]
+            except (IndexError, TypeError) as e:
+                raise CompileError("%s: %s" % (type(e).__name__, e), loc)
+        if isinstance(base, Const) and is_const(index):
+            try:
+                value = base.value[const_value(index)]
+            except Exception as e:
+                raise CompileError("%s: %s" % (type(e).__name__, e), loc)
+            i = const_value(index)
+            return self.lift(value, resolve.child_path(base, i) if isinstance(i, int) else None)
+        if isinstance(base, Var):
+            return self.emit(A.GetItem(), [base, index], loc)
+        raise CompileError("cannot index this value", loc)
+
+    # ------------------------------------------------------------------ calls
+    def ex_Call(self, node, scope):
+        func = self.eval(node.func, scope)
+        args = []
+        for a in node.args:
+            if isinstance(a, gast.Starred):
+                args.extend(self.unpack(self.eval(a.value, scope), None, scope.info.loc(a)))
+            else:
+                args.append(self.eval(a, scope))
+        kwargs = {}
+        for kw in node.keywords:
+            if kw.arg is None:
+                raise CompileError("**kwargs in calls are not supported", scope.info.loc(kw.value))
+            kwargs[kw.arg] = self.eval(kw.value, scope)
+        return self.call(func, args, kwargs, scope.info.loc(node))
+
+    def call(self, func, args, kwargs, loc):
+        """Apply an abstract callee: stage, inline, or evaluate while compiling."""
+        from ..ops import tensor_methods
+        if isinstance(func, Bound):
+            return self.call_function(tensor_methods.METHODS[func.name], [func.var] + list(args),
+                                      kwargs, loc)
+        if not isinstance(func, Const):
+            raise CompileError("calling a runtime value is not supported", loc)
+        f = func.value
+        if isinstance(f, Primitive):
+            if kwargs:
+                raise CompileError("primitive %s takes positional inputs only" % f.name, loc)
+            return self.emit(f, args, loc)
+        target = resolve.call_target(f)
+        if target is not None:
+            kind, fn, self_value = target
+            if kind == "custom_bprop":
+                raise CompileError("Cell %s defines a custom 'bprop'; Cells with custom bprops "
+                                   "are not supported by this version of s2sad"
+                                   % type(self_value).__name__, loc)
+            if kind == "cell":
+                return self.call_function(fn, args, kwargs, loc,
+                                          self_value=Const(self_value, func.path))
+            if kind == "inline":
+                return self.call_function(fn, args, kwargs, loc)
+            if kind == "method":
+                return self.call_function(fn, args, kwargs, loc, self_value=self.lift(
+                    self_value, func.path[:-1] if func.path else None))
+        if all(is_const(a) for a in args) and all(is_const(v) for v in kwargs.values()):
+            try:
+                value = f(*[const_value(a) for a in args],
+                          **{k: const_value(v) for k, v in kwargs.items()})
+            except CompileError:
+                raise
+            except Exception as e:
+                raise CompileError("calling %s while compiling raised %s: %s"
+                                   % (describe(f), type(e).__name__, e), loc)
+            return self.lift(value)
+        special = resolve.runtime_builtin(f)
+        if special is not None:
+            return self.call_function(special, args, kwargs, loc)
+        raise NoGradientRuleError(
+            "cannot differentiate the call to %s: it is neither a Primitive, a Cell nor a "
+            "Python function with readable source" % describe(f), loc,
+            hint="wrap it in a Primitive subclass and register its rule with "
+                 "@bprop_getters.register(YourPrimitive)")
+
+    # ---------------------------------------------------------------- values
+    def lift(self, value, path=None):
+        """Turn a Python object met while compiling into an abstract value.
+
+        Tensors and Parameters become runtime inputs (read afresh on every call);
+        everything else is a constant the compiled code is specialised on.
+        """
+        if path is not None:
+            self.guards[path] = resolve.guard_key(value)
+        if _is_tensor(value) or isinstance(value, np.ndarray):
+            return self.inputs.var_for(value, path)
+        if isinstance(value, (tuple, list)) and any(
+                _is_tensor(v) or isinstance(v, np.ndarray) for v in value):
+            return tuple(self.lift(v, path + (i,) if path is not None else None)
+                         for i, v in enumerate(value))
+        return Const(value, path)
+
+
+def _is_tensor(value):
+    from ..tensor import Tensor
+    return isinstance(value, Tensor)

@@ -1,0 +1,59 @@
+"""Reject unsupported syntax before any transformation.
+
+The fence walks a function's tree once and raises ``UnsupportedSyntaxError``
+at the first construct s2sad cannot differentiate, naming it and showing the
+line with a caret, so no half-transformed program is ever produced.
+"""
+import gast
+
+from ..errors import UnsupportedSyntaxError
+
+# node type -> what to tell the user
+_REJECTED = {
+    gast.While: "'while' loops are not supported by this version of s2sad",
+    gast.Lambda: "lambda expressions are not supported by this version of s2sad",
+    gast.ListComp: "list comprehensions are not supported by this version of s2sad",
+    gast.SetComp: "set comprehensions are not supported",
+    gast.DictComp: "dict comprehensions are not supported",
+    gast.GeneratorExp: "generator expressions are not supported",
+    gast.Yield: "generators ('yield') cannot be differentiated",
+    gast.YieldFrom: "generators ('yield from') cannot be differentiated",
+    gast.Await: "'await' cannot be differentiated",
+    gast.AsyncFunctionDef: "async functions cannot be differentiated",
+    gast.AsyncFor: "'async for' cannot be differentiated",
+    gast.AsyncWith: "'async with' cannot be differentiated",
+    gast.With: "'with' statements are not supported",
+    gast.Try: "'try' statements are not supported",
+    gast.Raise: "'raise' is not supported inside a differentiated function",
+    gast.Global: "'global' statements are not supported",
+    gast.Nonlocal: "'nonlocal' statements are not supported",
+    gast.ClassDef: "class definitions are not supported inside a differentiated function",
+    gast.Delete: "'del' is not supported",
+    gast.Import: "imports are not supported inside a differentiated function; import at module level",
+    gast.ImportFrom: "imports are not supported inside a differentiated function; import at module level",
+    gast.NamedExpr: "assignment expressions (':=') are not supported",
+    gast.Set: "set displays are not supported",
+    gast.Dict: "dict displays are not supported",
+    gast.Break: "'break' is not supported by this version of s2sad",
+    gast.Continue: "'continue' is not supported by this version of s2sad",
+}
+
+
+def fence(info):
+    """Raise on the first unsupported construct in ``info.tree``'s body."""
+    root = info.tree
+    for node in gast.walk(root):
+        if node is root:
+            continue
+        msg = _REJECTED.get(type(node))
+        if isinstance(node, gast.FunctionDef):
+            msg = "nested function definitions are not supported by this version of s2sad"
+        elif isinstance(node, gast.For) and node.orelse:
+            msg = "The 'for...else...' statement is not supported now."
+        elif isinstance(node, gast.Assign) and any(
+                isinstance(t, gast.Attribute) for t in node.targets):
+            msg = ("assigning to an attribute is not supported inside a differentiated "
+                   "function; compute a new value and return it instead")
+        if msg:
+            raise UnsupportedSyntaxError(msg, info.loc(node))
+    return info

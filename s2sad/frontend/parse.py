@@ -1,0 +1,79 @@
+"""Read a Python function's source and parse it with gast.
+
+Line numbers in the returned tree are the ones in the user's file, so every
+error and every ``# line N`` comment in generated code points at the file the
+user edits.
+"""
+import inspect
+import linecache
+import textwrap
+
+import gast
+
+from ..errors import Location, NoGradientRuleError
+
+
+class SourceInfo:
+    """Where a parsed function came from: its file, tree and original lines."""
+
+    def __init__(self, filename, tree, col_shift, qualname):
+        self.filename = filename
+        self.tree = tree
+        self.col_shift = col_shift
+        self.qualname = qualname
+
+    def loc(self, node):
+        lineno = getattr(node, "lineno", None) or self.tree.lineno
+        col = (getattr(node, "col_offset", 0) or 0) + self.col_shift
+        return Location(self.filename, lineno, col,
+                        linecache.getline(self.filename, lineno), self.qualname)
+
+
+_cache = {}
+
+
+def get_source_info(fn, call_loc=None):
+    """The parsed ``FunctionDef`` of ``fn`` (cached per code object)."""
+    code = getattr(fn, "__code__", None)
+    if code is not None and code in _cache:
+        return _cache[code]
+    try:
+        lines, first = inspect.getsourcelines(fn)
+        filename = inspect.getsourcefile(fn) or inspect.getfile(fn)
+    except (OSError, TypeError):
+        raise NoGradientRuleError(
+            "cannot differentiate %s: it has no Python source s2sad can read and no "
+            "registered bprop rule" % describe(fn), call_loc,
+            hint="define it in a .py file, or make it a Primitive and register a rule "
+                 "with @bprop_getters.register(YourPrimitive)")
+    text = "".join(lines)
+    dedented = textwrap.dedent(text)
+    col_shift = _indent(text) - _indent(dedented)
+    tree = gast.parse(dedented)
+    gast.increment_lineno(tree, first - 1)
+    fdef = tree.body[0]
+    if not isinstance(fdef, (gast.FunctionDef,)):
+        raise NoGradientRuleError(
+            "cannot read the source of %s as a function definition" % describe(fn), call_loc)
+    info = SourceInfo(filename, fdef, col_shift, getattr(fn, "__qualname__", fdef.name))
+    if code is not None:
+        _cache[code] = info
+    return info
+
+
+def _indent(text):
+    for line in text.splitlines():
+        if line.strip():
+            return len(line) - len(line.lstrip())
+    return 0
+
+
+def describe(obj):
+    """A short human name for a callable: ``module.qualname`` or its repr."""
+    name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None)
+    mod = getattr(obj, "__module__", None)
+    if name and mod:
+        return "'%s.%s'" % (mod, name)
+    if name:
+        return "'%s'" % name
+    return repr(obj)

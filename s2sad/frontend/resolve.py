@@ -1,0 +1,164 @@
+"""Name resolution: what a name or ``self.`` attribute denotes while compiling.
+
+Compiled code is specialised on what the attributes of the differentiated
+Cell held (which primitive, which constant, which sub-Cell class).  Every such
+read is recorded as a guard ``path -> guard_key(value)``; a later call reuses
+the compiled code only if every guard still holds, so two instances of one
+Cell class with different attributes never share a wrong adjoint.  Tensors and
+Parameters are never baked in: they are runtime inputs read on each call.
+"""
+import builtins
+import types
+
+import numpy as np
+
+from ..ir.nodes import Var
+
+
+def closure_vars(fn):
+    """The values of ``fn``'s free variables, by name."""
+    code = getattr(fn, "__code__", None)
+    cells = getattr(fn, "__closure__", None) or ()
+    if code is None:
+        return {}
+    out = {}
+    for name, cell in zip(code.co_freevars, cells):
+        try:
+            out[name] = cell.cell_contents
+        except ValueError:  # not yet bound
+            pass
+    return out
+
+
+def child_path(const, name):
+    """The path of ``const.<name>`` (or ``const[name]``), if ``const`` has one."""
+    if const.path is None:
+        return None
+    return const.path + (name,)
+
+
+def guard_key(value):
+    """What compiled code may assume about ``value`` on later calls."""
+    from ..tensor import Tensor, Parameter
+    from ..nn.cell import Cell
+    from ..ops.primitive import Primitive
+    if isinstance(value, Parameter):
+        return ("param",)
+    if isinstance(value, (Tensor, np.ndarray)):
+        return ("tensor",)
+    if isinstance(value, Primitive):
+        return ("prim", value.key())
+    if isinstance(value, Cell):
+        return ("cell", type(value))
+    if value is None or isinstance(value, (bool, int, float, complex, str, bytes)):
+        return ("const", type(value), value)
+    if isinstance(value, (tuple, list)):
+        return ("seq", type(value), len(value))
+    if isinstance(value, types.FunctionType):
+        return ("fn", value.__code__)
+    if isinstance(value, types.MethodType):
+        return ("method", getattr(value.__func__, "__code__", value.__func__),
+                id(value.__self__))
+    if isinstance(value, (type, types.ModuleType, types.BuiltinFunctionType)):
+        return ("obj", value)
+    return ("id", id(value))
+
+
+def read_path(root, path):
+    """Follow an attribute/index path from the root Cell."""
+    value = root
+    for step in path:
+        value = value[step] if isinstance(step, int) else getattr(value, step)
+    return value
+
+
+def guards_hold(root, guards):
+    for path, key in guards.items():
+        try:
+            if guard_key(read_path(root, path)) != key:
+                return False
+        except (AttributeError, IndexError, KeyError, TypeError):
+            return False
+    return True
+
+
+class RuntimeInputs:
+    """Tensors met while compiling, which the compiled code takes as arguments.
+
+    Each is read on every call from where it was found: by attribute path from
+    the Cell being differentiated, or (module-level tensors) by object.
+    """
+
+    def __init__(self):
+        self.entries = []   # (var, path or None, obj)
+        self._by_id = {}
+
+    def var_for(self, value, path):
+        from ..tensor import Parameter
+        key = id(value)
+        if key in self._by_id:
+            return self._by_id[key]
+        if path is not None:
+            hint = "self_" + "_".join(str(p) for p in path)
+        else:
+            hint = getattr(value, "name", None) if isinstance(value, Parameter) else None
+            hint = (hint or "const").replace(".", "_")
+        var = Var(hint)
+        self._by_id[key] = var
+        self.entries.append((var, path, value))
+        return var
+
+    def var_of(self, value):
+        return self._by_id.get(id(value))
+
+    def read(self, root):
+        """The arrays to pass for this call, in ``entries`` order."""
+        out = []
+        for var, path, obj in self.entries:
+            value = read_path(root, path) if path is not None else obj
+            out.append(getattr(value, "_data", value))
+        return out
+
+
+def call_target(f):
+    """How to apply a known callable: ``(kind, function, self)`` or ``None``.
+
+    ``cell``: a Cell instance, inline its ``construct``; ``method``: a bound
+    method of a Python object, inline with ``self``; ``inline``: a Python
+    function with source (user helpers, functional ops, NumPy mappings).
+    """
+    from ..nn.cell import Cell
+    from . import npmap
+    if isinstance(f, Cell):
+        if getattr(type(f), "bprop", None) is not None:
+            return ("custom_bprop", None, f)
+        return ("cell", type(f).construct, f)
+    mapped = npmap.lookup(f)
+    if mapped is not None:
+        return ("inline", mapped, None)
+    if isinstance(f, types.MethodType) and isinstance(f.__func__, types.FunctionType):
+        return ("method", f.__func__, f.__self__)
+    if isinstance(f, types.FunctionType):
+        return ("inline", f, None)
+    return None
+
+
+_RUNTIME_BUILTINS = {}
+
+
+def runtime_builtin(f):
+    """A replacement written with primitives for a builtin applied to runtime values."""
+    try:
+        return _RUNTIME_BUILTINS.get(f)
+    except TypeError:
+        return None
+
+
+def register_runtime_builtin(original):
+    def deco(fn):
+        _RUNTIME_BUILTINS[original] = fn
+        return fn
+    return deco
+
+
+builtins_module = builtins

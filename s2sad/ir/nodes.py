@@ -1,0 +1,111 @@
+"""IR nodes.
+
+A ``Func`` is a list of ``Op`` over SSA ``Var``s.  Values that are known while
+compiling (numbers, shapes written in the source, primitive instances) are
+``Const``s and never become ops.  Tuples stay compile-time structure: an op's
+argument or a function's result may be a nested Python tuple of ``Var`` and
+``Const``; there is no runtime tuple value and so no tuple op to differentiate.
+
+Control flow stays structured: an op may own ``regions`` (lists of ops), which
+is how ``if`` and loops will read back as ``if`` and ``for`` in generated code.
+"""
+import itertools
+
+_ids = itertools.count()
+
+
+class Var:
+    """An SSA value. ``hint`` is the user's variable name it came from, if any."""
+
+    __slots__ = ("hint", "id")
+
+    def __init__(self, hint=None):
+        self.hint = hint
+        self.id = next(_ids)
+
+    def __repr__(self):
+        return "%%%s.%d" % (self.hint or "v", self.id)
+
+
+class AdjointOf:
+    """Hint of a gradient value: named ``d_<name of var>`` at code generation."""
+
+    __slots__ = ("var",)
+
+    def __init__(self, var):
+        self.var = var
+
+    def __str__(self):
+        return "d_%s" % (self.var.hint if isinstance(self.var.hint, str) else "v")
+
+
+class Const:
+    """A value known at compile time.
+
+    ``path`` is the attribute path from the differentiated Cell it was read
+    from (``("fc1", "activation")``), when it was read from one.
+    """
+
+    __slots__ = ("value", "path")
+
+    def __init__(self, value, path=None):
+        self.value = value
+        self.path = path
+
+    def __repr__(self):
+        return "Const(%r)" % (self.value,)
+
+
+class Op:
+    """``outs = prim(*args)``, located at a user's source line.
+
+    ``origin`` names the rule that produced an adjoint op (for ``--explain``).
+    """
+
+    __slots__ = ("prim", "args", "outs", "loc", "origin", "regions")
+
+    def __init__(self, prim, args, outs, loc=None, origin=None, regions=()):
+        self.prim = prim
+        self.args = list(args)
+        self.outs = list(outs)
+        self.loc = loc
+        self.origin = origin
+        self.regions = list(regions)
+
+    def arg_vars(self):
+        return [v for a in self.args for v in leaves(a) if isinstance(v, Var)]
+
+    def __repr__(self):
+        return "Op(%r, %r -> %r)" % (self.prim, self.args, self.outs)
+
+
+class Func:
+    """A function: parameters, a body of ops, and a result structure."""
+
+    def __init__(self, name, params, body, result, loc=None):
+        self.name = name
+        self.params = list(params)
+        self.body = list(body)
+        self.result = result
+        self.loc = loc
+
+
+def is_var(x):
+    return isinstance(x, Var)
+
+
+def leaves(struct):
+    """The Var/Const leaves of a nested tuple structure, in order."""
+    if isinstance(struct, tuple):
+        out = []
+        for s in struct:
+            out.extend(leaves(s))
+        return out
+    return [struct]
+
+
+def map_structure(fn, struct):
+    """Apply ``fn`` to every leaf of a nested tuple, keeping the nesting."""
+    if isinstance(struct, tuple):
+        return tuple(map_structure(fn, s) for s in struct)
+    return fn(struct)

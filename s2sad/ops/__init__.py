@@ -1,0 +1,12 @@
+"""Primitives, their functional forms, and GradOperation (MindSpore's ``ops``)."""
+from .primitive import Primitive
+from .operations import *  # noqa: F401,F403
+from . import operations
+from .functional import *  # noqa: F401,F403
+from . import functional
+from ._grad import bprop_getters
+from .composite import GradOperation
+
+# MindSpore's module aliases: ``mindspore.ops.operations as P`` etc.
+P = operations
+F = functional

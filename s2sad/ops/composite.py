@@ -1,0 +1,264 @@
+"""GradOperation with MindSpore's semantics, on top of the compiled adjoints."""
+import inspect
+
+import numpy as np
+
+from ..ad import grad as G
+from ..frontend import resolve
+
+
+def _check_bool(name, value):
+    if not isinstance(value, bool):
+        raise TypeError("For 'GradOperation', the '%s' should be bool, but got %s"
+                        % (name, type(value).__name__))
+
+
+class GradOperation:
+    """Builds gradient functions: ``GradOperation(get_all, get_by_list, sens_param)(net)``.
+
+    - default: the gradient of the first input, as a bare Tensor (``()`` if none);
+    - ``get_all``: a tuple with the gradient of every input;
+    - ``get_by_list``: gradients of ``weights`` mirroring them (tuple/list -> tuple,
+      one Parameter -> bare Tensor); with ``get_all`` too: ``(inputs, weights)``;
+    - ``sens_param``: the last argument is the sens, mirroring the output; by
+      default every output leaf gets a sens of ones.
+    """
+
+    def __init__(self, get_all=False, get_by_list=False, sens_param=False):
+        _check_bool("get_all", get_all)
+        _check_bool("get_by_list", get_by_list)
+        _check_bool("sens_param", sens_param)
+        self.get_all = get_all
+        self.get_by_list = get_by_list
+        self.sens_param = sens_param
+
+    def __call__(self, fn, weights=None):
+        if self.get_by_list and weights is None:
+            raise TypeError("For 'GradOperation', 'weights' must be given when 'get_by_list' "
+                            "is True: call grad_op(net, weights)")
+        return GradFunction(fn, weights if self.get_by_list else None, self)
+
+    def __repr__(self):
+        return "GradOperation(get_all=%s, get_by_list=%s, sens_param=%s)" % (
+            self.get_all, self.get_by_list, self.sens_param)
+
+
+def _weights_list(weights):
+    """The Parameters to differentiate and how to shape their gradients."""
+    from ..tensor import Parameter
+    if weights is None:
+        return [], "empty"
+    if isinstance(weights, Parameter):
+        return [weights], "single"
+    if isinstance(weights, (tuple, list)):
+        for w in weights:
+            if not isinstance(w, Parameter):
+                raise TypeError("For 'GradOperation', every item of 'weights' must be a "
+                                "Parameter, but got %s" % type(w).__name__)
+        return list(weights), "tuple"
+    raise TypeError("For 'GradOperation', 'weights' must be a Parameter, a ParameterTuple "
+                    "or a list of Parameters, but got %s" % type(weights).__name__)
+
+
+def _weight_paths(root, weights):
+    """Attribute paths of ``weights`` inside ``root`` (``None`` when not found)."""
+    if root is None:
+        return [None] * len(weights)
+    found = {}
+    for name, p in root.parameters_and_names():
+        found.setdefault(id(p), _path_of(root, name, p))
+    return [found.get(id(w)) for w in weights]
+
+
+def _path_of(root, dotted, param):
+    path = tuple(int(s) if s.isdigit() else s for s in dotted.split("."))
+    try:
+        if resolve.read_path(root, path) is param:
+            return path
+    except (AttributeError, IndexError, KeyError, TypeError):
+        pass
+    # registered under a name that is not its attribute path: search attributes
+    return _search(root, param, (), set())
+
+
+def _search(obj, param, path, seen):
+    from ..nn.cell import Cell
+    if id(obj) in seen:
+        return None
+    seen.add(id(obj))
+    for name, value in vars(obj).items():
+        if value is param:
+            return path + (name,)
+        if isinstance(value, Cell):
+            hit = _search(value, param, path + (name,), seen)
+            if hit:
+                return hit
+    return None
+
+
+def _wrap_like(grad, like):
+    """Give a gradient the type and dtype of the input it belongs to."""
+    from ..tensor import Tensor
+    if isinstance(like, Tensor):
+        g = np.asarray(grad)
+        if g.dtype != like._data.dtype:
+            g = g.astype(like._data.dtype)
+        return Tensor(g)
+    if isinstance(like, np.ndarray):
+        g = np.asarray(grad)
+        return g.astype(like.dtype) if g.dtype != like.dtype else g
+    if isinstance(like, np.generic):
+        return type(like)(grad)
+    if isinstance(like, G.Mutable):
+        inner = like.value
+        if isinstance(inner, (tuple, list)):
+            return grad
+        return _wrap_like(grad, inner) if isinstance(inner, (Tensor, np.ndarray, np.generic)) \
+            else type(inner)(grad) if isinstance(inner, (int, float)) else grad
+    return grad
+
+
+def _check_grad_shape(grad, like, what):
+    shape = np.shape(getattr(like, "_data", like))
+    if np.shape(grad) != shape:
+        raise AssertionError(
+            "internal error: the gradient of %s has shape %s but the input has shape %s; "
+            "please report this with the program that triggered it"
+            % (what, list(np.shape(grad)), list(shape)))
+
+
+def _regroup(values, specs, flat_grads):
+    """Rebuild per-argument gradient structures from the flat list."""
+    it = iter(flat_grads)
+    out = []
+
+    def build(value, spec):
+        kind = spec[0]
+        if kind in ("tensor", "array", "npscalar"):
+            g = next(it)
+            _check_grad_shape(g, value, "an input")
+            return _wrap_like(g, value)
+        if kind == "mutable":
+            inner = value.value
+            if isinstance(inner, (tuple, list)):
+                return tuple(_wrap_like(next(it), v) for v in inner)
+            return _wrap_like(next(it), value)
+        if kind in ("tuple", "list"):
+            return tuple(build(v, s) for v, s in zip(value, spec[1:]))
+        return None
+
+    for v, s in zip(values, specs):
+        if G.is_differentiable_spec(s) or s[0] in ("tuple", "list"):
+            out.append(build(v, s))
+    return tuple(out)
+
+
+class GradFunction:
+    """The callable ``GradOperation(...)(fn)`` returns; compiles on first call."""
+
+    def __init__(self, fn, weights, grad_op):
+        from ..nn.cell import Cell
+        self.target = fn
+        self.grad_op = grad_op
+        self.weights = weights
+        self._weights, self._weights_kind = _weights_list(weights)
+        if isinstance(fn, Cell):
+            self.root = fn
+            self.fn = type(fn).construct
+        elif inspect.ismethod(fn) and isinstance(fn.__self__, Cell):
+            self.root = fn.__self__
+            self.fn = fn.__func__
+        elif callable(fn):
+            self.root = None
+            self.fn = fn
+        else:
+            raise TypeError("GradOperation expects a Cell or a function, but got %s"
+                            % type(fn).__name__)
+        sig = inspect.signature(self.fn)
+        params = list(sig.parameters.values())
+        if self.root is not None:
+            params = params[1:]
+        self._varargs = any(p.kind is p.VAR_POSITIONAL for p in params)
+        self._nparams = len([p for p in params if p.kind in (p.POSITIONAL_ONLY,
+                                                             p.POSITIONAL_OR_KEYWORD)])
+        self._nrequired = len([p for p in params if p.kind in (p.POSITIONAL_ONLY,
+                                                               p.POSITIONAL_OR_KEYWORD)
+                               and p.default is p.empty])
+        self.last = None
+
+    def _split(self, args):
+        n = len(args)
+        extra = 1 if self.grad_op.sens_param else 0
+        if not self._varargs and not (self._nrequired + extra <= n <= self._nparams + extra):
+            raise TypeError("The parameters number of the function is %d, but the number of "
+                            "provided arguments is %d." % (self._nparams + extra, n))
+        if self.grad_op.sens_param:
+            if n == 0:
+                raise TypeError("The parameters number of the function is %d, but the number "
+                                "of provided arguments is 0." % (self._nparams + 1))
+            return args[:-1], args[-1]
+        return args, None
+
+    def compiled(self, *args):
+        """The ``Compiled`` adjoint for these arguments (compiling if needed)."""
+        inputs, sens = self._split(args)
+        return self._compiled(inputs, sens)[0]
+
+    def compile_symbolic(self):
+        """Compile assuming every required input is a Tensor (no example values needed).
+
+        Generated code does not depend on shapes, so this is the code a call
+        with Tensor arguments runs; the CLI uses it.
+        """
+        inputs = [None] * self._nrequired
+        specs = tuple(("tensor",) for _ in inputs)
+        sens_spec = "auto" if self.grad_op.sens_param else None
+        return self._compiled(inputs, None, specs, sens_spec)[0]
+
+    def _compiled(self, inputs, sens, specs=None, sens_spec=None):
+        if specs is None:
+            specs = tuple(G.arg_spec(a) for a in inputs)
+            sens_spec = G.arg_spec(sens) if self.grad_op.sens_param else None
+        paths = tuple(_weight_paths(self.root, self._weights))
+        key = (self.fn, type(self.root) if self.root is not None else None, specs, sens_spec,
+               paths, tuple(id(w) for w, p in zip(self._weights, paths) if p is None))
+        entry = G.cache.get(key, self.root)
+        if entry is None:
+            with G.cache.lock():
+                entry = G.cache.get(key, self.root)
+                if entry is None:
+                    entry = G.compile_grad(self.fn, self.root, inputs, specs, self._weights,
+                                           paths, sens_spec=sens_spec, sens_value=sens)
+                    G.cache.put(key, entry)
+        return entry, specs
+
+    def __call__(self, *args):
+        inputs, sens = self._split(args)
+        entry, specs = self._compiled(inputs, sens)
+        self.last = entry
+        flat = G.flatten_runtime(inputs, specs)
+        extra = entry.inputs.read(self.root)
+        sens_flat = G.flatten_runtime([sens], [G.arg_spec(sens)]) if self.grad_op.sens_param \
+            else []
+        grads = entry.fn(*flat, *extra, *sens_flat)
+        n_in = entry.n_flat
+        input_grads = _regroup(inputs, specs, grads[:n_in])
+        weight_grads = []
+        for g, w in zip(grads[n_in:], self._weights):
+            _check_grad_shape(g, w, "Parameter '%s'" % w.name)
+            weight_grads.append(_wrap_like(g, w))
+        return self._shape_result(input_grads, weight_grads)
+
+    def _shape_result(self, input_grads, weight_grads):
+        op = self.grad_op
+        if op.get_by_list:
+            if self._weights_kind == "single":
+                wg = weight_grads[0]
+            else:
+                wg = tuple(weight_grads)
+            if op.get_all:
+                return (input_grads, wg)
+            return wg
+        if op.get_all:
+            return input_grads
+        return input_grads[0] if input_grads else ()

@@ -1,0 +1,370 @@
+"""Eager Tensor, Parameter and ParameterTuple wrapping numpy arrays.
+
+The array lives in ``_data`` (always an ``ndarray``, 0-d for scalars) so other
+modules can read and replace it without going through the public API.
+"""
+import numbers
+
+import numpy as np
+
+from . import dtype as mstype
+
+__all__ = ["Tensor", "Parameter", "ParameterTuple"]
+
+
+def _to_array(data, dtype=None):
+    """Convert user input to an ndarray following MindSpore's default dtypes."""
+    npdt = mstype.to_numpy(dtype)
+    if isinstance(data, Tensor):
+        arr = data._data
+    elif isinstance(data, np.ndarray):
+        arr = data
+    elif isinstance(data, np.generic):
+        arr = np.asarray(data)
+    elif isinstance(data, bool):
+        arr = np.asarray(data, dtype=np.bool_)
+    elif isinstance(data, int):
+        arr = np.asarray(data, dtype=np.int64)
+    elif isinstance(data, float):
+        arr = np.asarray(data, dtype=np.float32)
+    elif isinstance(data, (list, tuple)):
+        arr = np.asarray(data)
+        if npdt is None:
+            # Python floats default to float32, ints to int64 (as in MindSpore).
+            if arr.dtype == np.float64:
+                arr = arr.astype(np.float32)
+            elif arr.dtype.kind == "i" and arr.dtype != np.int64:
+                arr = arr.astype(np.int64)
+    elif data is None:
+        raise TypeError("Tensor requires input_data (Tensor, ndarray, number, list or tuple)")
+    else:
+        raise TypeError("Tensor input_data must be a Tensor, numpy.ndarray, number, list "
+                        "or tuple, but got {}".format(type(data).__name__))
+    if npdt is not None and arr.dtype != npdt:
+        arr = arr.astype(npdt)
+    return arr
+
+
+def _wrap(value):
+    """Build a plain Tensor around an op result without re-running conversion."""
+    t = Tensor.__new__(Tensor)
+    t._data = value if type(value) is np.ndarray else np.asarray(value)
+    return t
+
+
+def _operand(x):
+    """Unwrap an operand for numpy, or NotImplemented for foreign types."""
+    if isinstance(x, Tensor):
+        return x._data
+    if isinstance(x, (np.ndarray, np.generic, numbers.Number)):
+        return x  # Python scalars stay "weak" under NEP 50.
+    if isinstance(x, (list, tuple)):
+        return _to_array(x)
+    return NotImplemented
+
+
+def _index(idx):
+    """Unwrap Tensors used as (parts of) an index."""
+    if isinstance(idx, Tensor):
+        return idx._data
+    if isinstance(idx, tuple):
+        return tuple(i._data if isinstance(i, Tensor) else i for i in idx)
+    return idx
+
+
+def _axis(axis):
+    return tuple(axis) if isinstance(axis, list) else axis
+
+
+def _binary(fn):
+    def op(self, other):
+        o = _operand(other)
+        if o is NotImplemented:
+            return NotImplemented
+        return _wrap(fn(self._data, o))
+    return op
+
+
+def _reflected(fn):
+    def op(self, other):
+        o = _operand(other)
+        if o is NotImplemented:
+            return NotImplemented
+        return _wrap(fn(o, self._data))
+    return op
+
+
+def _fmt_exp(s):
+    """Widen a '%e' exponent to three digits as MindSpore prints it."""
+    mant, sep, exp = s.partition("e")
+    if not sep:
+        return s  # inf / nan
+    return mant + "e" + exp[0] + exp[1:].zfill(3)
+
+
+def _array_str(arr):
+    """numpy layout with ', ' separators; floats as %.8e with 3-digit exponents."""
+    if arr.dtype.kind != "f":
+        return np.array2string(arr, separator=", ")
+    finite = arr[np.isfinite(arr)]
+    width = 15 + int(bool(np.signbit(finite).any()))
+    fmt = lambda v: _fmt_exp("%.8e" % float(v)).rjust(width)  # noqa: E731
+    return np.array2string(arr, separator=", ", formatter={"float_kind": fmt})
+
+
+def _dtype_name(npdt):
+    try:
+        return mstype.from_numpy(npdt).name
+    except TypeError:
+        return str(npdt)
+
+
+class Tensor:
+    """An eager n-dimensional array with MindSpore's Tensor API."""
+
+    # Make ndarray (op) Tensor defer to Tensor's reflected operators.
+    __array_priority__ = 100
+    __array_ufunc__ = None
+    # __eq__ is elementwise, so identity hashing keeps Tensors usable as dict keys.
+    __hash__ = object.__hash__
+
+    def __init__(self, input_data=None, dtype=None):
+        self._data = _to_array(input_data, dtype)
+
+    # ---- properties -------------------------------------------------------
+    @property
+    def shape(self):
+        return tuple(int(s) for s in self._data.shape)
+
+    @property
+    def dtype(self):
+        return mstype.from_numpy(self._data.dtype)
+
+    @property
+    def ndim(self):
+        return self._data.ndim
+
+    @property
+    def size(self):
+        return int(self._data.size)
+
+    @property
+    def T(self):
+        return _wrap(self._data.T)
+
+    def asnumpy(self):
+        """The underlying ndarray itself (no copy), like MindSpore's asnumpy."""
+        return self._data
+
+    def item(self, *args):
+        return self._data.item(*args)
+
+    def tolist(self):
+        return self._data.tolist()
+
+    # ---- numpy / Python protocol -----------------------------------------
+    def __array__(self, dtype=None, copy=None):
+        arr = self._data
+        if dtype is not None and arr.dtype != np.dtype(dtype):
+            return arr.astype(dtype)
+        return arr.copy() if copy else arr
+
+    def __len__(self):
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d Tensor")
+        return len(self._data)
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d Tensor")
+        for row in self._data:
+            yield _wrap(row)
+
+    def _scalar(self):
+        if self._data.size != 1:
+            raise TypeError("only Tensors with one element can be converted to Python "
+                            "scalars, got shape {}".format(self.shape))
+        return self._data.reshape(()).item()
+
+    def __float__(self):
+        return float(self._scalar())
+
+    def __int__(self):
+        return int(self._scalar())
+
+    def __bool__(self):
+        if self._data.size != 1:
+            raise ValueError("The truth value of a Tensor with {} elements is ambiguous"
+                             .format(self._data.size))
+        return bool(self._data.reshape(()).item())
+
+    def __format__(self, spec):
+        if spec and self._data.size == 1:
+            return format(self._scalar(), spec)
+        return format(str(self), spec)
+
+    def __repr__(self):
+        arr = self._data
+        if arr.ndim == 0:
+            value = " " + str(arr)
+        elif arr.ndim == 1:
+            value = " " + _array_str(arr)
+        else:
+            value = "\n" + _array_str(arr)
+        return "Tensor(shape={}, dtype={}, value={})".format(
+            list(self.shape), _dtype_name(arr.dtype), value)
+
+    def __str__(self):
+        return str(self._data)
+
+    # ---- operators --------------------------------------------------------
+    __add__ = _binary(np.add)
+    __radd__ = _reflected(np.add)
+    __sub__ = _binary(np.subtract)
+    __rsub__ = _reflected(np.subtract)
+    __mul__ = _binary(np.multiply)
+    __rmul__ = _reflected(np.multiply)
+    __truediv__ = _binary(np.true_divide)
+    __rtruediv__ = _reflected(np.true_divide)
+    __floordiv__ = _binary(np.floor_divide)
+    __rfloordiv__ = _reflected(np.floor_divide)
+    __mod__ = _binary(np.remainder)
+    __rmod__ = _reflected(np.remainder)
+    __matmul__ = _binary(np.matmul)
+    __rmatmul__ = _reflected(np.matmul)
+    __rpow__ = _reflected(np.power)
+
+    def __pow__(self, other, mod=None):
+        if mod is not None:
+            return NotImplemented
+        o = _operand(other)
+        if o is NotImplemented:
+            return NotImplemented
+        return _wrap(np.power(self._data, o))
+
+    __eq__ = _binary(np.equal)
+    __ne__ = _binary(np.not_equal)
+    __lt__ = _binary(np.less)
+    __le__ = _binary(np.less_equal)
+    __gt__ = _binary(np.greater)
+    __ge__ = _binary(np.greater_equal)
+
+    def __neg__(self):
+        return _wrap(np.negative(self._data))
+
+    def __pos__(self):
+        return _wrap(np.positive(self._data))
+
+    def __abs__(self):
+        return _wrap(np.abs(self._data))
+
+    # ---- indexing ---------------------------------------------------------
+    def __getitem__(self, idx):
+        return _wrap(self._data[_index(idx)])
+
+    def __setitem__(self, idx, value):
+        if isinstance(value, Tensor):
+            value = value._data
+        self._data[_index(idx)] = value
+
+    # ---- methods ----------------------------------------------------------
+    def sum(self, axis=None, dtype=None, keepdims=False):
+        return _wrap(np.sum(self._data, axis=_axis(axis), dtype=mstype.to_numpy(dtype),
+                            keepdims=keepdims))
+
+    def mean(self, axis=None, keep_dims=False):
+        return _wrap(np.mean(self._data, axis=_axis(axis), keepdims=keep_dims))
+
+    def max(self, axis=None, keepdims=False):
+        return _wrap(np.max(self._data, axis=_axis(axis), keepdims=keepdims))
+
+    def min(self, axis=None, keepdims=False):
+        return _wrap(np.min(self._data, axis=_axis(axis), keepdims=keepdims))
+
+    def reshape(self, *shape):
+        if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
+            shape = tuple(shape[0])
+        return _wrap(self._data.reshape(shape))
+
+    def transpose(self, *axes):
+        if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
+            axes = tuple(axes[0])
+        return _wrap(np.transpose(self._data, axes or None))
+
+    def squeeze(self, axis=None):
+        return _wrap(np.squeeze(self._data, axis=_axis(axis)))
+
+    def expand_dims(self, axis):
+        return _wrap(np.expand_dims(self._data, axis))
+
+    def flatten(self):
+        return _wrap(self._data.reshape(-1))
+
+    def astype(self, dtype):
+        return _wrap(self._data.astype(mstype.to_numpy(dtype)))
+
+    def abs(self):
+        return _wrap(np.abs(self._data))
+
+    def exp(self):
+        return _wrap(np.exp(self._data))
+
+    def log(self):
+        return _wrap(np.log(self._data))
+
+    def sqrt(self):
+        return _wrap(np.sqrt(self._data))
+
+    def square(self):
+        return _wrap(np.square(self._data))
+
+    def norm(self):
+        """2-norm over all elements as a 0-d Tensor."""
+        return _wrap(np.linalg.norm(self._data.reshape(-1)))
+
+    def copy(self):
+        return _wrap(self._data.copy())
+
+
+class Parameter(Tensor):
+    """A trainable Tensor; its ``name`` is filled in when a Cell registers it."""
+
+    def __init__(self, default_input, name=None, requires_grad=True):
+        arr = _to_array(default_input)
+        if isinstance(default_input, (Tensor, np.ndarray)):
+            # Own the storage so in-place updates cannot leak into the source.
+            arr = arr.copy()
+        self._data = arr
+        self.name = name
+        self.requires_grad = requires_grad
+
+    @property
+    def data(self):
+        return self
+
+    def set_data(self, data):
+        """Replace the value (taking the new data's dtype) and return self."""
+        self._data = _to_array(data)
+        return self
+
+    def __repr__(self):
+        return "Parameter (name={}, shape={}, dtype={}, requires_grad={})".format(
+            self.name, self.shape, _dtype_name(self._data.dtype), self.requires_grad)
+
+
+class ParameterTuple(tuple):
+    """An immutable tuple of uniquely named Parameters (what optimizers take)."""
+
+    def __new__(cls, iterable=()):
+        items = tuple(iterable)
+        seen = set()
+        for p in items:
+            if not isinstance(p, Parameter):
+                raise TypeError("ParameterTuple input should be `Parameter` collection, "
+                                "but got {}".format(type(p)))
+            if p.name is not None:
+                if p.name in seen:
+                    raise ValueError("ParameterTuple has duplicate Parameter name: '{}'"
+                                     .format(p.name))
+                seen.add(p.name)
+        return tuple.__new__(cls, items)
