@@ -122,9 +122,7 @@ def _dtype_name(npdt):
 class Tensor:
     """An eager n-dimensional array with MindSpore's Tensor API."""
 
-    # Make ndarray (op) Tensor defer to Tensor's reflected operators.
     __array_priority__ = 100
-    __array_ufunc__ = None
     # __eq__ is elementwise, so identity hashing keeps Tensors usable as dict keys.
     __hash__ = object.__hash__
 
@@ -168,6 +166,18 @@ class Tensor:
         if dtype is not None and arr.dtype != np.dtype(dtype):
             return arr.astype(dtype)
         return arr.copy() if copy else arr
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        """NumPy ufuncs on Tensors (``np.sin(t)``, ``ndarray + t``) return Tensors."""
+        if "out" in kwargs:
+            kwargs["out"] = tuple(o._data if isinstance(o, Tensor) else o for o in kwargs["out"])
+        raw = [i._data if isinstance(i, Tensor) else i for i in inputs]
+        result = getattr(ufunc, method)(*raw, **kwargs)
+        if isinstance(result, tuple):
+            return tuple(_wrap(np.asarray(r)) for r in result)
+        if result is None or method == "at":
+            return result
+        return _wrap(np.asarray(result))
 
     def __len__(self):
         if self._data.ndim == 0:
@@ -268,17 +278,18 @@ class Tensor:
         self._data[_index(idx)] = value
 
     # ---- methods ----------------------------------------------------------
-    def sum(self, axis=None, dtype=None, keepdims=False):
+    # ``out=None`` and ``**_`` let NumPy's functions (np.sum(t), np.mean(t)) call these.
+    def sum(self, axis=None, dtype=None, keepdims=False, out=None, **_):
         return _wrap(np.sum(self._data, axis=_axis(axis), dtype=mstype.to_numpy(dtype),
                             keepdims=keepdims))
 
-    def mean(self, axis=None, keep_dims=False):
-        return _wrap(np.mean(self._data, axis=_axis(axis), keepdims=keep_dims))
+    def mean(self, axis=None, keep_dims=False, dtype=None, out=None, keepdims=False, **_):
+        return _wrap(np.mean(self._data, axis=_axis(axis), keepdims=keep_dims or keepdims))
 
-    def max(self, axis=None, keepdims=False):
+    def max(self, axis=None, keepdims=False, out=None, **_):
         return _wrap(np.max(self._data, axis=_axis(axis), keepdims=keepdims))
 
-    def min(self, axis=None, keepdims=False):
+    def min(self, axis=None, keepdims=False, out=None, **_):
         return _wrap(np.min(self._data, axis=_axis(axis), keepdims=keepdims))
 
     def reshape(self, *shape):

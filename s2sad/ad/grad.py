@@ -55,6 +55,15 @@ def is_differentiable_spec(spec):
     return spec[0] in ("tensor", "array", "npscalar", "mutable")
 
 
+def has_runtime_leaves(spec):
+    """Whether an argument with this spec contributes gradients."""
+    if spec is None or is_differentiable_spec(spec):
+        return True
+    if spec[0] in ("tuple", "list"):
+        return any(has_runtime_leaves(s) for s in spec[1:])
+    return False
+
+
 def abstract_args(values, specs, hints):
     """Vars for runtime leaves, Consts for the rest; also the flat runtime leaves."""
     flat = []
@@ -122,11 +131,14 @@ def _param_names(fn, is_method):
 
 
 def compile_grad(fn, root, args, specs, weights, weight_paths, sens_spec=None,
-                 sens_value=None, return_value=False):
+                 sens_value=None, return_value=False, inputs="all"):
     """Build, differentiate, simplify and compile.
 
     ``fn`` is the Python function (``type(cell).construct`` for Cells, with
     ``root`` the Cell); ``weights`` are Parameters to differentiate too.
+    ``inputs`` says which inputs get gradients: ``"all"``, ``"first"`` (the
+    first argument that has runtime leaves) or ``"none"`` -- only what the
+    caller will return is computed.
     """
     is_method = root is not None
     names = _param_names(fn, is_method)
@@ -148,7 +160,8 @@ def compile_grad(fn, root, args, specs, weights, weight_paths, sens_spec=None,
     sens = None
     if sens_spec is not None:
         sens = _sens_structure(result, sens_spec, sens_value, info)
-    wrt = flat_inputs_wrt(flat_inputs, specs) + weight_vars
+    wrt_inputs = select_inputs(abstract, inputs)
+    wrt = wrt_inputs + weight_vars
     grad_ir = verify(reverse(forward, wrt, sens=sens, name=qualname + "_grad",
                              return_value=return_value))
     grad_ir = verify(dce(grad_ir))
@@ -158,13 +171,18 @@ def compile_grad(fn, root, args, specs, weights, weight_paths, sens_spec=None,
     callable_ = compile_source(source, grad_ir.name, gen.consts.namespace())
     return Compiled(forward=forward, grad_ir=grad_ir, source=source, fn=callable_,
                     guards=dict(builder.guards), inputs=builder.inputs,
-                    n_flat=len(flat_inputs), result_structure=result,
+                    n_flat=len(wrt_inputs), result_structure=result,
                     weights=list(weights), info=info)
 
 
-def flat_inputs_wrt(flat_inputs, specs):
-    """Every runtime leaf is differentiated (constants are not runtime leaves)."""
-    return list(flat_inputs)
+def select_inputs(abstract, which):
+    """The runtime leaves of the inputs whose gradients are wanted."""
+    per_arg = [[v for v in leaves(a) if isinstance(v, Var)] for a in abstract]
+    if which == "all":
+        return [v for group in per_arg for v in group]
+    if which == "first":
+        return next((group for group in per_arg if group), [])
+    return []
 
 
 def _sens_structure(result, sens_spec, sens_value, info):

@@ -127,8 +127,14 @@ def _check_grad_shape(grad, like, what):
             % (what, list(np.shape(grad)), list(shape)))
 
 
-def _regroup(values, specs, flat_grads):
-    """Rebuild per-argument gradient structures from the flat list."""
+def _regroup(values, specs, flat_grads, which="all"):
+    """Rebuild per-argument gradient structures from the flat list.
+
+    ``which`` matches the compile: ``"first"`` regroups only the first
+    argument with runtime leaves, ``"none"`` nothing.
+    """
+    if which == "none":
+        return ()
     it = iter(flat_grads)
     out = []
 
@@ -148,8 +154,10 @@ def _regroup(values, specs, flat_grads):
         return None
 
     for v, s in zip(values, specs):
-        if G.is_differentiable_spec(s) or s[0] in ("tuple", "list"):
+        if G.has_runtime_leaves(s):
             out.append(build(v, s))
+            if which == "first":
+                break
     return tuple(out)
 
 
@@ -220,7 +228,8 @@ class GradFunction:
             specs = tuple(G.arg_spec(a) for a in inputs)
             sens_spec = G.arg_spec(sens) if self.grad_op.sens_param else None
         paths = tuple(_weight_paths(self.root, self._weights))
-        key = (self.fn, type(self.root) if self.root is not None else None, specs, sens_spec,
+        which = self._which_inputs()
+        key = (self.fn, type(self.root) if self.root is not None else None, specs, sens_spec, which,
                paths, tuple(id(w) for w, p in zip(self._weights, paths) if p is None))
         entry = G.cache.get(key, self.root)
         if entry is None:
@@ -228,7 +237,8 @@ class GradFunction:
                 entry = G.cache.get(key, self.root)
                 if entry is None:
                     entry = G.compile_grad(self.fn, self.root, inputs, specs, self._weights,
-                                           paths, sens_spec=sens_spec, sens_value=sens)
+                                           paths, sens_spec=sens_spec, sens_value=sens,
+                                           inputs=which)
                     G.cache.put(key, entry)
         return entry, specs
 
@@ -242,12 +252,17 @@ class GradFunction:
             else []
         grads = entry.fn(*flat, *extra, *sens_flat)
         n_in = entry.n_flat
-        input_grads = _regroup(inputs, specs, grads[:n_in])
+        input_grads = _regroup(inputs, specs, grads[:n_in], self._which_inputs())
         weight_grads = []
         for g, w in zip(grads[n_in:], self._weights):
             _check_grad_shape(g, w, "Parameter '%s'" % w.name)
             weight_grads.append(_wrap_like(g, w))
         return self._shape_result(input_grads, weight_grads)
+
+    def _which_inputs(self):
+        if self.grad_op.get_all:
+            return "all"
+        return "none" if self.grad_op.get_by_list else "first"
 
     def _shape_result(self, input_grads, weight_grads):
         op = self.grad_op
