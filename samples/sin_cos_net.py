@@ -22,6 +22,11 @@ class Net(nn.Cell):
         return out
 
 
+def _fmt(values):
+    """float32 values at their shortest exact repr, so the output is easy to read and parse."""
+    return "[" + ", ".join(str(np.float32(v)) for v in np.ravel(values)) + "]"
+
+
 def closed_form(x):
     """d/dx cos(sin(x)) = -sin(sin(x)) * cos(x), for checking the generated code."""
     return -np.sin(np.sin(x)) * np.cos(x)
@@ -32,10 +37,10 @@ if __name__ == "__main__":
     grad_fn = ops.GradOperation()(Net())
     dx = grad_fn(x)
     expected = closed_form(x.asnumpy())
-    print("x          =", x.asnumpy().tolist())
-    print("gradient   =", dx.asnumpy().tolist())
-    print("closed form=", expected.tolist())
-    print("max |diff| =", float(np.max(np.abs(dx.asnumpy() - expected))))
+    print("x           =", _fmt(x.asnumpy()))
+    print("gradient    =", _fmt(dx.asnumpy()))
+    print("closed form =", _fmt(expected))
+    print("max |diff|  =", float(np.max(np.abs(dx.asnumpy() - expected))))
     print()
     print("generated adjoint:")
     print(s2sad.get_source(grad_fn))
