@@ -13,3 +13,27 @@ from .errors import S2SADError, CompileError, UnsupportedSyntaxError, NoGradient
 from .inspection import get_source, get_ir
 
 __version__ = "0.1.0"
+
+
+def _alias_as_mindspore():
+    """Make ``from mindspore import nn`` work after ``import s2sad as mindspore``.
+
+    ``import x as y`` binds a name only; ``from mindspore import ...`` looks in
+    ``sys.modules``.  So, when no real MindSpore is installed, s2sad and its
+    submodules are also registered under ``mindspore``.
+    """
+    import importlib.util
+    import sys
+    if "mindspore" in sys.modules:
+        return
+    try:
+        if importlib.util.find_spec("mindspore") is not None:
+            return
+    except (ImportError, ValueError):
+        return
+    for name, module in list(sys.modules.items()):
+        if name == __name__ or name.startswith(__name__ + "."):
+            sys.modules["mindspore" + name[len(__name__):]] = module
+
+
+_alias_as_mindspore()

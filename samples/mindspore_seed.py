@@ -5,16 +5,11 @@ them; only the import of the framework changes.  Run
 ``python samples/mindspore_seed.py``: every section prints a heading and the
 values the tutorial shows.
 """
-import sys
-
 import numpy as np
 
 import s2sad as mindspore
-
-# Let the tutorial's ``from mindspore import ...`` lines run unchanged: Python
-# resolves ``from X import`` through sys.modules, which ``import ... as`` does not touch.
-sys.modules["mindspore"] = mindspore
-
+# s2sad registers itself as ``mindspore`` (when MindSpore is not installed), so
+# the tutorial's own ``from mindspore import ...`` lines run unchanged.
 from mindspore import nn, ops, Tensor, Parameter, ParameterTuple  # noqa: E402
 from mindspore import dtype as mstype  # noqa: E402
 

@@ -17,22 +17,6 @@ from s2sad.ops.primitive import Primitive
 
 from gradcheck import check_vjp
 
-# Known core bugs (reported; each xfail is strict so a fix is noticed).
-REDUCE_AXIS_BUG = pytest.mark.xfail(
-    reason="ReduceSum/ReduceMean emit rt.reduce_axes(axis) but runtime.reduce_axes takes "
-           "(x, axis): any explicit axis raises TypeError", raises=TypeError, strict=True)
-TRANSPOSE_BUG = pytest.mark.xfail(
-    reason="Transpose bprop calls runtime.inverse_permutation, which the frontend inlines "
-           "and rejects for its item assignment", raises=s2sad.CompileError, strict=True)
-LIST_INDEX_BUG = pytest.mark.xfail(
-    reason="a list used as an index becomes a tuple while compiling: x[[0, 0, 2]] is "
-           "generated as x[0, 0, 2]", raises=IndexError, strict=True)
-
-
-def xf(mark, *values):
-    return pytest.param(*values, marks=mark)
-
-
 # ------------------------------------------------------------------ primitives
 add = P.Add()
 sub = P.Sub()
@@ -298,7 +282,6 @@ def make_reduce(cls, axis, keep_dims):
 AXES = [(), 0, 1, (0, 1), -1]
 
 
-@REDUCE_AXIS_BUG
 @pytest.mark.parametrize("cls", [P.ReduceSum, P.ReduceMean], ids=lambda c: c.__name__)
 @pytest.mark.parametrize("axis", AXES, ids=str)
 @pytest.mark.parametrize("keep_dims", [False, True])
@@ -306,14 +289,12 @@ def test_reduce(cls, axis, keep_dims):
     check_vjp(make_reduce(cls, axis, keep_dims), (normal((2, 3), 11),))
 
 
-@REDUCE_AXIS_BUG
 @pytest.mark.parametrize("cls", [P.ReduceSum, P.ReduceMean], ids=lambda c: c.__name__)
 @pytest.mark.parametrize("axis,keep_dims", [((0, 2), False), (1, True), ((), True)], ids=str)
 def test_reduce_3d(cls, axis, keep_dims):
     check_vjp(make_reduce(cls, axis, keep_dims), (normal((2, 3, 4), 12),))
 
 
-@REDUCE_AXIS_BUG
 def test_reduce_mean_closed_form():
     x = normal((2, 3), 13)
     g = s2sad.ops.GradOperation()(make_reduce(P.ReduceMean, 1, False))(x)
@@ -342,8 +323,8 @@ def f_transpose_t(x):
 
 
 @pytest.mark.parametrize("fn,shape", [(f_reshape, (2, 3)), (f_reshape_infer, (2, 3)),
-                                      xf(TRANSPOSE_BUG, f_transpose, (2, 3, 4)),
-                                      xf(TRANSPOSE_BUG, f_transpose_cyclic, (2, 3, 4)),
+                                      (f_transpose, (2, 3, 4)),
+                                      (f_transpose_cyclic, (2, 3, 4)),
                                       (f_transpose_t, (2, 3)), (f_transpose_t, (2, 3, 4))],
                          ids=lambda v: getattr(v, "__name__", str(v)))
 def test_layout(fn, shape):
@@ -391,7 +372,7 @@ def f_index_list(x):
 
 @pytest.mark.parametrize("fn", [f_index_int, f_index_slice, f_index_newaxis, f_index_reverse,
                                 f_index_pair, f_index_negative, f_index_twice, f_getitem_prim,
-                                xf(LIST_INDEX_BUG, f_index_list)],
+                                (f_index_list)],
                          ids=lambda f: f.__name__)
 def test_getitem(fn):
     check_vjp(fn, (normal((3, 4), 15),))
@@ -435,7 +416,7 @@ def f_depend(a, b):
 
 INTERNAL = [
     ("GetItemGrad", f_getitem_grad, [(3, 2), (3, 4)]),
-    xf(LIST_INDEX_BUG, "GetItemGrad", f_getitem_grad_repeat, [(3, 4), (3, 4)]),
+    ("GetItemGrad", f_getitem_grad_repeat, [(3, 4), (3, 4)]),
     ("Unbroadcast", f_unbroadcast, [(2, 3, 4), (3, 1)]),
     ("Unbroadcast", f_unbroadcast, [(2, 3), (2, 3)]),
     ("BroadcastLike", f_broadcast_like, [(3, 1), (2, 3, 4)]),
@@ -479,9 +460,9 @@ def f_transpose_method(x):
     return x.transpose(1, 0)
 
 
-@pytest.mark.parametrize("fn", [f_T, f_sum_method, xf(REDUCE_AXIS_BUG, f_sum_axis_method),
+@pytest.mark.parametrize("fn", [f_T, f_sum_method, (f_sum_axis_method),
                                 f_mean_method, f_reshape_method,
-                                xf(TRANSPOSE_BUG, f_transpose_method)],
+                                (f_transpose_method)],
                          ids=lambda f: f.__name__)
 @pytest.mark.parametrize("wrap", ["ndarray", "Tensor"])
 def test_methods(fn, wrap):
@@ -519,9 +500,9 @@ def f_ops_chain(x):
 @pytest.mark.parametrize("fn,shapes", [(f_ops_sin, [(2, 3)]),
                                        (f_ops_matmul, [(2, 3), (3, 4)]),
                                        (f_ops_matmul_tb, [(2, 3), (4, 3)]),
-                                       xf(REDUCE_AXIS_BUG, f_ops_reduce_sum, [(2, 3)]),
-                                       xf(REDUCE_AXIS_BUG, f_ops_reduce_sum_keep, [(2, 3)]),
-                                       xf(REDUCE_AXIS_BUG, f_ops_chain, [(2, 3)])],
+                                       (f_ops_reduce_sum, [(2, 3)]),
+                                       (f_ops_reduce_sum_keep, [(2, 3)]),
+                                       (f_ops_chain, [(2, 3)])],
                          ids=lambda v: getattr(v, "__name__", str(v)))
 def test_functional(fn, shapes):
     check_vjp(fn, tuple(normal(s, 18 + i) for i, s in enumerate(shapes)))
@@ -566,14 +547,14 @@ def f_np_mixed(x, w):
 
 @pytest.mark.parametrize("fn,shapes,gen", [
     (f_np_sin, [(2, 3)], normal),
-    xf(REDUCE_AXIS_BUG, f_np_sum_axis, [(2, 3)], normal),
+    (f_np_sum_axis, [(2, 3)], normal),
     (f_np_tanh, [(2, 3)], normal),
     (f_np_exp, [(2, 3)], normal),
     (f_np_log, [(2, 3)], positive),
     (f_np_sqrt, [(2, 3)], positive),
     (f_np_mean, [(2, 3)], normal),
     (f_np_matmul, [(2, 3), (3, 4)], normal),
-    xf(REDUCE_AXIS_BUG, f_np_mixed, [(2, 3), (3, 4)], normal),
+    (f_np_mixed, [(2, 3), (3, 4)], normal),
 ], ids=lambda v: getattr(v, "__name__", ""))
 def test_numpy_calls(fn, shapes, gen):
     check_vjp(fn, tuple(gen(s, 19 + i) for i, s in enumerate(shapes)))

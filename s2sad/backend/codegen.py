@@ -35,7 +35,7 @@ class Constants:
 def _is_literal(v):
     if type(v) in _LITERAL_TYPES:
         return not (isinstance(v, float) and not np.isfinite(v))
-    if type(v) is tuple:
+    if type(v) in (tuple, list):
         return all(_is_literal(x) for x in v)
     if type(v) is slice:
         return all(_is_literal(x) for x in (v.start, v.stop, v.step))
@@ -43,6 +43,8 @@ def _is_literal(v):
 
 
 def _literal(v):
+    if type(v) is list:
+        return "[%s]" % ", ".join(_literal(x) for x in v)
     if type(v) is tuple:
         inner = ", ".join(_literal(x) for x in v)
         return "(%s,)" % inner if len(v) == 1 else "(%s)" % inner

@@ -10,6 +10,17 @@ import numpy as np
 xp = np
 
 
+def constexpr(fn):
+    """Mark ``fn`` as evaluated while compiling when all its arguments are known.
+
+    The frontend calls such a function on constant arguments instead of
+    inlining it (MindSpore's ``constexpr``): use it for shape and axis
+    arithmetic in bprop rules and user code.
+    """
+    fn.__s2sad_constexpr__ = True
+    return fn
+
+
 def unbroadcast(dx, x):
     """Sum ``dx`` down to the shape of ``x`` (the adjoint of broadcasting).
 
@@ -43,7 +54,7 @@ def _same_kind(out, x):
     return out
 
 
-def reduce_axes(x, axis):
+def reduce_axes(axis):
     """Normalise a MindSpore ``axis`` argument (``()`` means all axes)."""
     if axis is None or axis == ():
         return None
@@ -76,6 +87,7 @@ def reduced_count(x, axis):
     return n
 
 
+@constexpr
 def inverse_permutation(perm):
     inv = [0] * len(perm)
     for i, p in enumerate(perm):

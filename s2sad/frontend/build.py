@@ -321,7 +321,12 @@ class Builder:
                 out.append(self.eval(e, scope))
         return tuple(out)
 
-    ex_List = ex_Tuple
+    def ex_List(self, node, scope):
+        """A list of known values stays a list (``x[[0, 2]]`` is not ``x[0, 2]``)."""
+        items = self.ex_Tuple(node, scope)
+        if is_const(items):
+            return Const([const_value(i) for i in items])
+        return items
 
     def ex_Attribute(self, node, scope):
         base = self.eval(node.value, scope)
@@ -503,7 +508,16 @@ class Builder:
         if isinstance(f, Primitive):
             if kwargs:
                 raise CompileError("primitive %s takes positional inputs only" % f.name, loc)
+            try:
+                args = f.complete_inputs(args)
+            except TypeError as e:
+                raise CompileError(str(e), loc)
             return self.emit(f, args, loc)
+        if getattr(f, "__s2sad_constexpr__", False):
+            if not (all(is_const(a) for a in args) and all(is_const(v) for v in kwargs.values())):
+                raise CompileError("%s is evaluated while compiling, so its arguments must be "
+                                   "known then; it got a runtime value" % describe(f), loc)
+            return self.evaluate(f, args, kwargs, loc)
         target = resolve.call_target(f)
         if target is not None:
             kind, fn, self_value = target
@@ -520,15 +534,7 @@ class Builder:
                 return self.call_function(fn, args, kwargs, loc, self_value=self.lift(
                     self_value, func.path[:-1] if func.path else None))
         if all(is_const(a) for a in args) and all(is_const(v) for v in kwargs.values()):
-            try:
-                value = f(*[const_value(a) for a in args],
-                          **{k: const_value(v) for k, v in kwargs.items()})
-            except CompileError:
-                raise
-            except Exception as e:
-                raise CompileError("calling %s while compiling raised %s: %s"
-                                   % (describe(f), type(e).__name__, e), loc)
-            return self.lift(value)
+            return self.evaluate(f, args, kwargs, loc)
         special = resolve.runtime_builtin(f)
         if special is not None:
             return self.call_function(special, args, kwargs, loc)
@@ -537,6 +543,18 @@ class Builder:
             "Python function with readable source" % describe(f), loc,
             hint="wrap it in a Primitive subclass and register its rule with "
                  "@bprop_getters.register(YourPrimitive)")
+
+    def evaluate(self, f, args, kwargs, loc):
+        """Call ``f`` now, on the values of known arguments."""
+        try:
+            value = f(*[const_value(a) for a in args],
+                      **{k: const_value(v) for k, v in kwargs.items()})
+        except CompileError:
+            raise
+        except Exception as e:
+            raise CompileError("calling %s while compiling raised %s: %s"
+                               % (describe(f), type(e).__name__, e), loc)
+        return self.lift(value)
 
     # ---------------------------------------------------------------- values
     def lift(self, value, path=None):

@@ -54,11 +54,16 @@ class Primitive:
       ``differentiable``: False for comparisons, shapes and the like: their
       outputs carry no gradient and need no rule.
       ``stateful``: True for random primitives: never constant-folded.
+      ``num_inputs`` / ``input_defaults``: how many inputs the rule sees, and
+      the values of trailing ones a call may omit.
     """
 
     num_outputs = 1
     differentiable = True
     stateful = False
+    #: values of trailing inputs a call may leave out (``ReduceSum()(x)`` -> axis ``()``)
+    input_defaults = ()
+    num_inputs = None
 
     def __init__(self, **attrs):
         self.name = type(self).__name__
@@ -100,7 +105,18 @@ class Primitive:
             self._eager[len(args)] = fn
         return fn(*args)
 
+    def complete_inputs(self, args):
+        """``args`` with omitted trailing inputs filled from ``input_defaults``."""
+        if self.num_inputs is None or len(args) >= self.num_inputs:
+            return list(args)
+        missing = self.num_inputs - len(args)
+        if missing > len(self.input_defaults):
+            raise TypeError("For '%s', expected %d inputs, but got %d"
+                            % (self.name, self.num_inputs, len(args)))
+        return list(args) + list(self.input_defaults[len(self.input_defaults) - missing:])
+
     def __call__(self, *args):
+        args = self.complete_inputs(args)
         result = self.impl(*_unwrap(args))
         return _wrap(result) if _has_tensor(args) else result
 

@@ -57,11 +57,14 @@ class MatMul(Primitive):
 
 
 def _axis_kw(axis):
+    """``, axis=...`` for a reduction, omitted when it means all axes."""
     return "" if axis in ("()", "None") else ", axis=rt.reduce_axes(%s)" % axis
 
 
 class ReduceSum(Primitive):
     """Sum over ``axis`` (an input; ``()`` = all axes), keeping dims if asked."""
+    num_inputs = 2
+    input_defaults = ((),)
 
     def __init__(self, keep_dims=False):
         super().__init__(keep_dims=bool(keep_dims))
@@ -73,6 +76,8 @@ class ReduceSum(Primitive):
 
 class ReduceMean(Primitive):
     """Mean over ``axis`` (an input; ``()`` = all axes), keeping dims if asked."""
+    num_inputs = 2
+    input_defaults = ((),)
 
     def __init__(self, keep_dims=False):
         super().__init__(keep_dims=bool(keep_dims))
