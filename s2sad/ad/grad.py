@@ -4,6 +4,7 @@ frontend (build SSA) -> reverse AD -> passes -> codegen -> compile.  The
 result (``Compiled``) keeps every stage so users can read the IR and source.
 """
 import inspect
+import os
 import threading
 
 import numpy as np
@@ -17,6 +18,7 @@ from ..backend.codegen import CodeGen
 from ..backend.compile import compile_source
 from ..frontend import resolve
 from .reverse import reverse
+from .forward import forward
 
 
 class Mutable:
@@ -130,15 +132,19 @@ def _param_names(fn, is_method):
     return names[1:] if is_method else names
 
 
-def compile_grad(fn, root, args, specs, weights, weight_paths, sens_spec=None,
-                 sens_value=None, return_value=False, inputs="all"):
-    """Build, differentiate, simplify and compile.
+class Trace:
+    """The forward program of one call, and what it was built from."""
+
+    def __init__(self, **kw):
+        self.__dict__.update(kw)
+
+
+def trace(fn, root, args, specs, weights=(), weight_paths=()):
+    """Build the forward IR of ``fn`` for arguments of structure ``specs``.
 
     ``fn`` is the Python function (``type(cell).construct`` for Cells, with
-    ``root`` the Cell); ``weights`` are Parameters to differentiate too.
-    ``inputs`` says which inputs get gradients: ``"all"``, ``"first"`` (the
-    first argument that has runtime leaves) or ``"none"`` -- only what the
-    caller will return is computed.
+    ``root`` the Cell); ``weights`` are Parameters that must be runtime
+    inputs of their own even if the program never reads them.
     """
     is_method = root is not None
     names = _param_names(fn, is_method)
@@ -156,23 +162,59 @@ def compile_grad(fn, root, args, specs, weights, weight_paths, sens_spec=None,
     qualname = info.qualname.replace(".", "_").replace("<", "").replace(">", "")
     params = flat_inputs + [e[0] for e in builder.inputs.entries]
     forward = verify(Func(qualname, params, builder.ops, result, info.loc(info.tree)))
+    return Trace(forward=forward, abstract=abstract, flat_inputs=flat_inputs,
+                 weight_vars=weight_vars, builder=builder, info=info, qualname=qualname,
+                 result=result)
 
+
+def _finish(ir, t, header, **kw):
+    """Simplify, generate and compile ``ir``; bundle it with its trace."""
+    ir = verify(dce(verify(ir)))
+    gen = CodeGen()
+    source = gen.function(ir, header="%s of %s (%s)" % (header, t.info.qualname,
+                                                        _display_path(t.info.filename)))
+    callable_ = compile_source(source, ir.name, gen.consts.namespace())
+    return Compiled(forward=t.forward, grad_ir=ir, source=source, fn=callable_,
+                    guards=dict(t.builder.guards), inputs=t.builder.inputs,
+                    result_structure=t.result, info=t.info, **kw)
+
+
+def _display_path(filename):
+    """The file relative to the working directory when it is below it."""
+    try:
+        rel = os.path.relpath(filename)
+    except ValueError:
+        return filename
+    return filename if rel.startswith("..") else rel
+
+
+def compile_grad(fn, root, args, specs, weights, weight_paths, sens_spec=None,
+                 sens_value=None, return_value=False, inputs="all"):
+    """Trace, differentiate in reverse mode, simplify and compile.
+
+    ``inputs`` says which inputs get gradients: ``"all"``, ``"first"`` (the
+    first argument that has runtime leaves) or ``"none"`` -- only what the
+    caller will return is computed.
+    """
+    t = trace(fn, root, args, specs, weights, weight_paths)
     sens = None
     if sens_spec is not None:
-        sens = _sens_structure(result, sens_spec, sens_value, info)
-    wrt_inputs = select_inputs(abstract, inputs)
-    wrt = wrt_inputs + weight_vars
-    grad_ir = verify(reverse(forward, wrt, sens=sens, name=qualname + "_grad",
-                             return_value=return_value))
-    grad_ir = verify(dce(grad_ir))
-    header = "s2sad: gradient of %s (%s)" % (info.qualname, info.filename)
-    gen = CodeGen()
-    source = gen.function(grad_ir, header=header)
-    callable_ = compile_source(source, grad_ir.name, gen.consts.namespace())
-    return Compiled(forward=forward, grad_ir=grad_ir, source=source, fn=callable_,
-                    guards=dict(builder.guards), inputs=builder.inputs,
-                    n_flat=len(wrt_inputs), result_structure=result,
-                    weights=list(weights), info=info)
+        sens = _sens_structure(t.result, sens_spec, sens_value, t.info)
+    wrt_inputs = select_inputs(t.abstract, inputs)
+    ir = reverse(t.forward, wrt_inputs + t.weight_vars, sens=sens,
+                 name=t.qualname + "_grad", return_value=return_value)
+    return _finish(ir, t, "s2sad: gradient", n_flat=len(wrt_inputs), weights=list(weights))
+
+
+def compile_jvp(fn, root, args, specs):
+    """Trace and differentiate in forward mode w.r.t. every runtime input leaf.
+
+    The compiled function takes the inputs' runtime leaves, the Cell's runtime
+    inputs, then one tangent per input leaf, and returns ``(out, t_out)``.
+    """
+    t = trace(fn, root, args, specs)
+    ir = forward(t.forward, t.flat_inputs, name=t.qualname + "_jvp")
+    return _finish(ir, t, "s2sad: forward-mode derivative", n_flat=len(t.flat_inputs))
 
 
 def select_inputs(abstract, which):

@@ -50,7 +50,8 @@ class Namer:
         base = var.hint
         if isinstance(base, AdjointOf):
             fwd = base.var
-            base = "d_" + (self.names[fwd.id] if fwd.id in self.names else str(fwd.hint or "v"))
+            base = base.prefix + (self.names[fwd.id] if fwd.id in self.names
+                                  else str(fwd.hint or "v"))
         elif base is None:
             base = _snake(op.prim.name) if op is not None else "v"
             first = next(iter(op.arg_vars()), None) if op is not None else None

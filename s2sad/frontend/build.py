@@ -166,11 +166,17 @@ class Builder:
             elif param.kind is inspect.Parameter.VAR_POSITIONAL:
                 env[name] = ()
         scope = Scope(info, fn, env)
+        # s2sad's own helpers (functional forms, tensor methods) are attributed
+        # to the user's line that called them
+        saved = self.loc_override
+        if saved is None and loc is not None and _is_library(fn):
+            self.loc_override = loc
         self.depth += 1
         try:
             self.exec_block(info.tree.body, scope)
         finally:
             self.depth -= 1
+            self.loc_override = saved
         return scope.retval
 
     # ------------------------------------------------------------ statements
@@ -572,6 +578,10 @@ class Builder:
             return tuple(self.lift(v, path + (i,) if path is not None else None)
                          for i, v in enumerate(value))
         return Const(value, path)
+
+
+def _is_library(fn):
+    return (getattr(fn, "__module__", "") or "").startswith("s2sad.")
 
 
 def _is_tensor(value):

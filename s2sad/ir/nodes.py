@@ -28,15 +28,20 @@ class Var:
 
 
 class AdjointOf:
-    """Hint of a gradient value: named ``d_<name of var>`` at code generation."""
+    """Hint of a derivative value: named ``<prefix><name of var>`` by codegen.
 
-    __slots__ = ("var",)
+    ``d_x`` for the adjoint of ``x`` in reverse mode, ``t_x`` for its tangent
+    in forward mode.
+    """
 
-    def __init__(self, var):
+    __slots__ = ("var", "prefix")
+
+    def __init__(self, var, prefix="d_"):
         self.var = var
+        self.prefix = prefix
 
     def __str__(self):
-        return "d_%s" % (self.var.hint if isinstance(self.var.hint, str) else "v")
+        return self.prefix + (self.var.hint if isinstance(self.var.hint, str) else "v")
 
 
 class Const:

@@ -1,7 +1,7 @@
 """bprop rules for shape, layout and indexing primitives."""
 from ..operations import array_ops as A
 from ...backend.runtime import inverse_permutation
-from .grad_base import bprop_getters
+from .grad_base import bprop_getters, jvp_getters
 
 shape_of = A.Shape()
 reshape = A.Reshape()
@@ -83,3 +83,50 @@ def get_bprop_check_sens(self):
     def bprop(sens, out_, what, out, dout):
         return dout, zeros_like(out_), zeros_like(what)
     return bprop
+
+
+# ----------------------------------------------------------------- JVP rules
+# Each of these is linear in its first input: the tangent is the primitive
+# applied to that input's tangent, with the other inputs unchanged.
+@jvp_getters.register(A.Reshape)
+@jvp_getters.register(A.Transpose)
+@jvp_getters.register(A.GetItem)
+@jvp_getters.register(A.Unbroadcast)
+@jvp_getters.register(A.BroadcastLike)
+def get_jvp_linear2(self):
+    def jvp(x, other, out, tx, tother):
+        if tx is None:
+            return None
+        return self(tx, other)
+    return jvp
+
+
+@jvp_getters.register(A.GetItemGrad)
+@jvp_getters.register(A.ExpandReduced)
+def get_jvp_linear3(self):
+    def jvp(x, a, b, out, tx, ta, tb):
+        if tx is None:
+            return None
+        return self(tx, a, b)
+    return jvp
+
+
+@jvp_getters.register(A.TransposeT)
+def get_jvp_transpose_t(self):
+    def jvp(x, out, tx):
+        return self(tx)
+    return jvp
+
+
+@jvp_getters.register(A.Depend)
+def get_jvp_depend(self):
+    def jvp(value, expr, out, tvalue, texpr):
+        return tvalue
+    return jvp
+
+
+@jvp_getters.register(A.CheckSens)
+def get_jvp_check_sens(self):
+    def jvp(sens, out_, what, out, tsens, tout, twhat):
+        return tsens
+    return jvp

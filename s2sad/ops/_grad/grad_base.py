@@ -1,4 +1,4 @@
-"""The bprop registry.
+"""The bprop and JVP registries.
 
 A bprop getter takes the primitive instance and returns
 ``bprop(*inputs, out, dout) -> tuple of input gradients``, written with
@@ -31,3 +31,9 @@ class Registry(dict):
 
 bprop_getters = Registry()
 bprops = bprop_getters
+
+#: Forward-mode rules. A getter returns ``jvp(*inputs, out, *tangents)`` giving
+#: the tangent of ``out`` (a tuple for multi-output primitives).  The tangent
+#: of an input that does not depend on the differentiated values is ``None``,
+#: known while compiling, so a rule can skip its term with ``if t is None``.
+jvp_getters = Registry()
