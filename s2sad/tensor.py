@@ -167,6 +167,17 @@ class Tensor:
             return arr.astype(dtype)
         return arr.copy() if copy else arr
 
+    def __getattr__(self, name):
+        """Methods a primitive family lists (``ops/function``) work eagerly too."""
+        if not name.startswith("_"):
+            from .ops.function import TENSOR_METHODS, TENSOR_PROPERTIES
+            if name in TENSOR_METHODS:
+                fn = TENSOR_METHODS[name]
+                return lambda *args, **kwargs: fn(self, *args, **kwargs)
+            if name in TENSOR_PROPERTIES:
+                return TENSOR_PROPERTIES[name](self)
+        raise AttributeError("'%s' object has no attribute '%s'" % (type(self).__name__, name))
+
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         """NumPy ufuncs on Tensors (``np.sin(t)``, ``ndarray + t``) return Tensors."""
         if "out" in kwargs:

@@ -115,3 +115,7 @@ class CheckSens(Primitive):
 
     def emit(self, sens, out, what):
         return "rt.check_sens(%s, %s, %s)" % (sens, out, what)
+
+
+__all__ = [_n for _n, _v in list(globals().items())
+           if isinstance(_v, type) and issubclass(_v, Primitive) and _v is not Primitive]

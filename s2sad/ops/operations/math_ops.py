@@ -85,3 +85,7 @@ class ReduceMean(Primitive):
     def emit(self, x, axis="()"):
         keep = ", keepdims=True" if self.keep_dims else ""
         return "xp.mean(%s%s%s)" % (x, _axis_kw(axis), keep)
+
+
+__all__ = [_n for _n, _v in list(globals().items())
+           if isinstance(_v, type) and issubclass(_v, Primitive) and _v is not Primitive]

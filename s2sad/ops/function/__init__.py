@@ -1,0 +1,27 @@
+"""Functional forms of the primitives, by family.
+
+Each is a small Python function over primitive instances.  Called eagerly it
+runs the primitives; met inside a differentiated function, the frontend
+inlines its source like any user helper, so these need no rules of their own.
+Each family module also lists the NumPy functions (``NUMPY``) and the
+Tensor/ndarray methods and attributes (``TENSOR_METHODS``,
+``TENSOR_PROPERTIES``) that map to its functional forms.
+"""
+from . import math_func, array_func, nn_func
+from .math_func import *  # noqa: F401,F403
+from .array_func import *  # noqa: F401,F403
+from .nn_func import *  # noqa: F401,F403
+
+FAMILIES = (math_func, array_func, nn_func)
+
+
+def _merged(attr):
+    out = {}
+    for family in FAMILIES:
+        out.update(getattr(family, attr))
+    return out
+
+
+NUMPY = _merged("NUMPY")
+TENSOR_METHODS = _merged("TENSOR_METHODS")
+TENSOR_PROPERTIES = _merged("TENSOR_PROPERTIES")
