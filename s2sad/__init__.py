@@ -10,6 +10,7 @@ from .tensor import Tensor, Parameter, ParameterTuple
 from . import ops, nn
 from .ad.grad import mutable
 from .ad.api import jvp
+from .ad.check import check_grads, GradCheckError
 from .errors import S2SADError, CompileError, UnsupportedSyntaxError, NoGradientRuleError
 from .inspection import get_source, get_ir
 

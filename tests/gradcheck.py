@@ -114,3 +114,20 @@ def check_vjp(fn, args, sens=None, rtol=RTOL, atol=ATOL, seed=0, eps=1e-6):
         np.testing.assert_allclose(got, expected, rtol=rtol, atol=atol,
                                    err_msg="gradient of argument %d" % i)
     return grads
+
+
+def check_jvp(fn, args, tangents=None, seed=1):
+    """Compare ``s2sad.jvp`` with central finite differences along ``tangents``."""
+    import s2sad
+    rng = np.random.default_rng(seed)
+    args = tuple(np.asarray(a, np.float64) for a in args)
+    if tangents is None:
+        tangents = tuple(rng.standard_normal(np.shape(a)) for a in args)
+    _, t_out = s2sad.jvp(fn, args, tangents)
+    eps = 1e-6
+    plus = fn(*[a + eps * t for a, t in zip(args, tangents)])
+    minus = fn(*[a - eps * t for a, t in zip(args, tangents)])
+    flat = lambda s: list(s) if isinstance(s, tuple) else [s]  # noqa: E731
+    for p, m, t in zip(flat(plus), flat(minus), flat(t_out)):
+        np.testing.assert_allclose(np.asarray(t), (np.asarray(p) - np.asarray(m)) / (2 * eps),
+                                   rtol=1e-6, atol=1e-6)

@@ -110,3 +110,9 @@ def getitem_grad(dout, x, index):
     out = np.zeros(np.shape(x), dtype=np.result_type(dout))
     np.add.at(out, index, dout)
     return out
+
+
+# each primitive family keeps its own helpers; generated code sees them all as rt.<name>
+from .rt_math import *  # noqa: E402,F401,F403
+from .rt_array import *  # noqa: E402,F401,F403
+from .rt_nn import *  # noqa: E402,F401,F403

@@ -1,0 +1,99 @@
+"""``check_grads``: reverse mode vs forward mode vs central finite differences.
+
+The dot-product test on random directions: for an input direction ``v`` and
+an output cotangent ``u``, every mode must agree on ``<u, J v>``:
+finite differences give ``<u, (f(x + e v) - f(x - e v)) / 2e>``, reverse mode
+``<vjp(u), v>``, forward mode ``<u, jvp(v)>``.  Inputs are promoted to
+float64 so the finite differences are meaningful.
+"""
+import numpy as np
+
+from ..ir.nodes import leaves
+
+
+class GradCheckError(AssertionError):
+    """Two ways of computing a derivative disagree."""
+
+
+def _to64(a):
+    from ..tensor import Tensor
+    if isinstance(a, Tensor):
+        return Tensor(np.asarray(a._data, np.float64))
+    if isinstance(a, (np.ndarray, np.generic)):
+        return np.asarray(a, np.float64)
+    if isinstance(a, (tuple, list)):
+        return type(a)(_to64(x) for x in a)
+    return a
+
+
+def _raw(a):
+    return np.asarray(getattr(a, "_data", a), np.float64)
+
+
+def _flat(structure):
+    if isinstance(structure, (tuple, list)):
+        out = []
+        for s in structure:
+            out.extend(_flat(s))
+        return out
+    return [structure]
+
+
+def _dot(a, b):
+    return float(sum(np.sum(_raw(x) * _raw(y)) for x, y in zip(_flat(a), _flat(b))))
+
+
+def _like(a, arr):
+    from ..tensor import Tensor
+    return Tensor(arr) if isinstance(a, Tensor) else arr
+
+
+def _random_like(a, rng):
+    if isinstance(a, (tuple, list)):
+        return type(a)(_random_like(x, rng) for x in a)
+    return _like(a, rng.standard_normal(np.shape(_raw(a))))
+
+
+def _axpy(x, e, v):
+    if isinstance(x, (tuple, list)):
+        return type(x)(_axpy(a, e, b) for a, b in zip(x, v))
+    return _like(x, _raw(x) + e * _raw(v))
+
+
+def check_grads(fn, args, order=1, modes=("rev", "fwd"), eps=1e-6, rtol=1e-5, atol=1e-7,
+                seed=0):
+    """Raise ``GradCheckError`` unless every mode agrees with finite differences.
+
+    ``fn`` is a function or Cell of runtime inputs ``args`` (Tensors or
+    arrays, promoted to float64). Returns the largest relative mismatch.
+    """
+    from ..ops.composite import GradOperation
+    from .api import jvp
+    if order != 1:
+        raise NotImplementedError("check_grads supports order=1 in this version")
+    rng = np.random.default_rng(seed)
+    args = tuple(_to64(a) for a in args)
+    out = fn(*args)
+    u = _random_like(out, rng)
+    v = tuple(_random_like(a, rng) for a in args)
+    plus = fn(*_axpy(args, eps, v))
+    minus = fn(*_axpy(args, -eps, v))
+    fd = (_dot(u, plus) - _dot(u, minus)) / (2 * eps)
+    results = {"fd": fd}
+    if "rev" in modes:
+        grads = GradOperation(get_all=True, sens_param=True)(fn)(*args, u)
+        results["rev"] = _dot(grads, v)
+    if "fwd" in modes:
+        _, t_out = jvp(fn, args, v)
+        results["fwd"] = _dot(u, t_out)
+    worst = 0.0
+    for mode, value in results.items():
+        err = abs(value - fd)
+        if err > atol + rtol * abs(fd):
+            raise GradCheckError(
+                "%s: <u, J v> by %s is %.10g but central finite differences give %.10g "
+                "(difference %.3g); all modes: %s"
+                % (getattr(fn, "__name__", type(fn).__name__), mode, value, fd, err,
+                   ", ".join("%s=%.10g" % kv for kv in results.items())))
+        worst = max(worst, err / max(abs(fd), 1e-300))
+    return worst
