@@ -1,19 +1,29 @@
 """Reverse-mode AD: forward IR -> IR computing the forward, then its adjoint.
 
 Only *active* ops get adjoints: an op is active when one of its inputs depends
-on a differentiated input and one of its outputs reaches the result.  Adjoints
-are symbolic until a rule produces one, so a value nothing flows back to costs
-nothing; a rule's gradient that is a ``ZerosLike`` (or a constant zero) is
-dropped at once.  Several contributions to one value are summed.
+on a differentiated input.  Adjoints are symbolic until a rule produces one, so
+a value nothing flows back to costs nothing; a rule's gradient that is a
+``ZerosLike`` (or a constant zero) is dropped at once.  Several contributions
+to one value are summed.
 
 Each rule is the MindSpore-style ``bprop(*inputs, out, dout)``; it is inlined
 by the same frontend that built the forward program, so the adjoint is made of
 primitives again and can itself be differentiated.
+
+Control flow stays structured.  The adjoint of an ``If`` is an ``If`` on the
+same condition whose branches return the contributions to values defined
+outside it (zeros on the branch that makes none).  The adjoint of a loop is a
+loop over the same iterations in reverse: the forward loop pushes, per
+iteration, exactly the values the backward body reads onto a stack, and the
+backward loop pops them back into the same names; the adjoints of the carried
+values are the backward loop's carried values, and contributions to values
+from outside the loop are accumulated in carried sums.
 """
 import numpy as np
 
 from ..errors import NoGradientRuleError, RuleError
-from ..ir.nodes import Var, Const, Func, AdjointOf, leaves
+from ..ir.nodes import Var, Const, Op, Func, Region, AdjointOf, leaves
+from ..ir import control as C
 from ..ops._grad import bprop_getters
 from ..ops.operations import math_ops as M
 from ..ops.operations import array_ops as A
@@ -26,10 +36,11 @@ def _rule_name(getter):
 class _Adjoints:
     """Contributions to each forward value's adjoint, summed on demand."""
 
-    def __init__(self, builder):
+    def __init__(self, builder, zero_ids):
         self.b = builder
         self.contribs = {}
-        self.zero_ids = set()
+        self.vars = {}
+        self.zero_ids = zero_ids
 
     def add(self, var, grad):
         if isinstance(grad, Const):
@@ -38,22 +49,19 @@ class _Adjoints:
                 return
         if isinstance(grad, Var) and grad.id in self.zero_ids:
             return
+        self.vars[var.id] = var
         self.contribs.setdefault(var.id, []).append(grad)
-
-    def has(self, var):
-        return var.id in self.contribs
 
     def total(self, var, loc=None):
         """The summed adjoint of ``var``, named ``d_<var>`` (``None`` if none)."""
-        parts = self.contribs.get(var.id)
+        parts = self.contribs.pop(var.id, None)
+        self.vars.pop(var.id, None)
         if not parts:
             return None
-        if len(parts) == 1:
-            total = parts[0]
-        else:
+        total = parts[0]
+        if len(parts) > 1:
             saved = self.b.loc_override
             self.b.loc_override = loc or saved
-            total = parts[0]
             for p in parts[1:]:
                 total = self.b.emit(M.Add(), [total, p], loc)
             self.b.loc_override = saved
@@ -61,22 +69,324 @@ class _Adjoints:
             total.hint = AdjointOf(var)
         return total
 
+    def total_or_zeros(self, var, loc=None):
+        t = self.total(var, loc)
+        if t is None:
+            t = self.b.emit(A.ZerosLike(), [var], loc)
+            t.hint = AdjointOf(var)
+        return t
 
-def active_ops(func, wrt):
-    """Ops on a path from a ``wrt`` value to the result."""
-    active = {v.id for v in wrt}
-    for op in func.body:
-        if op.prim.differentiable and any(v.id in active for v in op.arg_vars()):
+    def pending(self):
+        """Vars with contributions not yet summed, in order of first contribution."""
+        return [self.vars[i] for i in self.contribs]
+
+
+# ------------------------------------------------------------------ activity
+def _loop_parts(op):
+    """``(inits, body, carried params, index param or None)`` of a loop op."""
+    if isinstance(op.prim, C.ForRange):
+        body = op.regions[0]
+        return op.args[3:], body, body.params[1:], body.params[0]
+    body = op.regions[1]
+    return op.args, body, body.params, None
+
+
+def propagate(ops, active):
+    """Add to ``active`` every value that depends on an active one."""
+    for op in ops:
+        if isinstance(op.prim, C.If):
+            for r in op.regions:
+                propagate(r.ops, active)
+            for k, o in enumerate(op.outs):
+                if any(isinstance(r.result[k], Var) and r.result[k].id in active
+                       for r in op.regions):
+                    active.add(o.id)
+        elif isinstance(op.prim, (C.While, C.ForRange)):
+            inits, body, params, _ = _loop_parts(op)
+            cond_params = op.regions[0].params if isinstance(op.prim, C.While) else []
+            flags = [isinstance(i, Var) and i.id in active for i in inits]
+            while True:
+                for k, f in enumerate(flags):
+                    if f:
+                        active.add(params[k].id)
+                        if cond_params:
+                            active.add(cond_params[k].id)
+                propagate(body.ops, active)
+                new = [f or (isinstance(r, Var) and r.id in active)
+                       for f, r in zip(flags, body.result)]
+                if new == flags:
+                    break
+                flags = new
+            for o, f in zip(op.outs, flags):
+                if f:
+                    active.add(o.id)
+        elif op.prim.differentiable and any(v.id in active for v in op.arg_vars()):
             active.update(o.id for o in op.outs)
-    needed = {v.id for v in leaves(func.result) if isinstance(v, Var) and v.id in active}
-    relevant = []
-    for op in reversed(func.body):
-        if any(o.id in needed for o in op.outs) and op.prim.differentiable:
-            hit = [v for v in op.arg_vars() if v.id in active]
-            if hit:
-                needed.update(v.id for v in hit)
-                relevant.append(op)
-    return relevant, active
+
+
+def _defined(ops, out=None):
+    """Ids of every value defined by ``ops`` (and their regions' params)."""
+    out = set() if out is None else out
+    for op in ops:
+        out.update(o.id for o in op.outs)
+        for r in op.regions:
+            out.update(p.id for p in r.params)
+            _defined(r.ops, out)
+    return out
+
+
+def _uses(ops, out=None):
+    """Vars read by ``ops`` (recursively), in order, without repeats."""
+    out = {} if out is None else out
+    for op in ops:
+        for v in op.arg_vars():
+            out.setdefault(v.id, v)
+        for r in op.regions:
+            _uses(r.ops, out)
+            for v in leaves(r.result):
+                if isinstance(v, Var):
+                    out.setdefault(v.id, v)
+    return out
+
+
+def copy_ops(ops):
+    """A copy of the op tree (same Vars) that AD may add stack pushes to."""
+    return [Op(op.prim, op.args, op.outs, op.loc, op.origin,
+               [Region(r.params, copy_ops(r.ops), r.result) for r in op.regions])
+            for op in ops]
+
+
+# ------------------------------------------------------------------ the pass
+class _Reverse:
+    def __init__(self):
+        from ..frontend.build import Builder
+        self.b = Builder()
+        self.b.name_hints = False
+        self.zero_ids = set()
+        self.active = set()
+        self.if_map = {}
+
+    def adjoints(self):
+        return _Adjoints(self.b, self.zero_ids)
+
+    def block(self, ops, adj):
+        for op in reversed(ops):
+            if isinstance(op.prim, C.If):
+                self.backprop_if(op, adj)
+            elif isinstance(op.prim, (C.While, C.ForRange)):
+                self.backprop_loop(op, adj)
+            elif isinstance(op.prim, C.CheckDefined):
+                d = adj.total(op.outs[0], op.loc)
+                if d is not None and op.args[0].id in self.active:
+                    adj.add(op.args[0], d)
+            elif op.prim.differentiable and any(v.id in self.active for v in op.arg_vars()):
+                self.backprop_op(op, adj)
+
+    def backprop_op(self, op, adj):
+        b = self.b
+        douts = [adj.total(o, op.loc) for o in op.outs]
+        if all(d is None for d in douts):
+            return
+        getter = bprop_getters.lookup(op.prim)
+        if getter is None:
+            raise NoGradientRuleError(
+                "primitive %s has no registered bprop rule" % op.prim.name, op.loc,
+                hint="register one with @bprop_getters.register(%s)" % type(op.prim).__name__)
+        if len(douts) == 1:
+            dout, out = douts[0], op.outs[0]
+        else:
+            dout = tuple(d if d is not None else b.emit(A.ZerosLike(), [o], op.loc)
+                         for d, o in zip(douts, op.outs))
+            out = tuple(op.outs)
+        saved = (b.loc_override, b.origin)
+        b.loc_override, b.origin = op.loc, _rule_name(getter)
+        start = len(b.ops)
+        try:
+            grads = b.call_function(getter(op.prim), list(op.args) + [out, dout], loc=op.loc)
+        finally:
+            b.loc_override, b.origin = saved
+        for new in b.ops[start:]:
+            if isinstance(new.prim, A.ZerosLike):
+                self.zero_ids.update(o.id for o in new.outs)
+        if not isinstance(grads, tuple) or len(grads) != len(op.args):
+            raise RuleError(
+                "bprop rule %s for %s returned %s gradients for %d inputs; a bprop must "
+                "return a tuple with one gradient per input"
+                % (_rule_name(getter), op.prim.name,
+                   len(grads) if isinstance(grads, tuple) else "a non-tuple of",
+                   len(op.args)))
+        for arg, g in zip(op.args, grads):
+            self.distribute(adj, arg, g, getter, op)
+
+    def distribute(self, adj, arg, g, getter, op):
+        """Add gradient structure ``g`` to the adjoints of ``arg``'s active leaves."""
+        if isinstance(arg, tuple):
+            if not isinstance(g, tuple) or len(g) != len(arg):
+                if isinstance(g, Const) and isinstance(g.value, tuple) and len(g.value) == len(arg):
+                    g = tuple(Const(x) for x in g.value)
+                else:
+                    raise RuleError("bprop rule %s for %s returned a gradient whose structure "
+                                    "does not match its tuple input"
+                                    % (_rule_name(getter), op.prim.name))
+            for a, gg in zip(arg, g):
+                self.distribute(adj, a, gg, getter, op)
+            return
+        if isinstance(arg, Var) and arg.id in self.active:
+            adj.add(arg, g)
+
+    # ------------------------------------------------------------------- if
+    def region_adjoint(self, region, seeds, loc, params=()):
+        """Backward ops of ``region`` given ``(value, adjoint)`` seeds.
+
+        Returns ``(ops, child adjoints)``; the child still holds the
+        contributions to values defined outside the region (and to ``params``).
+        """
+        saved = self.b.ops
+        self.b.ops = []
+        child = self.adjoints()
+        try:
+            for value, d in seeds:
+                if d is not None and isinstance(value, Var) and value.id in self.active:
+                    child.add(value, d)
+            self.block(region.ops, child)
+            return self.b.ops, child
+        finally:
+            self.b.ops = saved
+
+    def backprop_if(self, op, adj):
+        douts = [adj.total(o, op.loc) for o in op.outs]
+        if all(d is None for d in douts):
+            return
+        parts = []
+        for r in op.regions:
+            ops, child = self.region_adjoint(r, list(zip(r.result, douts)), op.loc)
+            parts.append((r, ops, child))
+        inner = _defined([op])
+        targets = []
+        for _, _, child in parts:
+            for v in child.pending():
+                if v.id not in inner and all(v is not t for t in targets):
+                    targets.append(v)
+        regions = []
+        for r, ops, child in parts:
+            saved = self.b.ops
+            self.b.ops = ops
+            results = tuple(child.total_or_zeros(v, op.loc) for v in targets)
+            self.b.ops = saved
+            regions.append(Region((), ops, results))
+        outs = [Var(AdjointOf(v)) for v in targets]
+        bwd = Op(C.If(), [op.args[0]], outs, op.loc, regions=regions)
+        self.b.ops.append(bwd)
+        self.if_map[id(op)] = bwd
+        for v, o in zip(targets, outs):
+            adj.add(v, o)
+
+    # ---------------------------------------------------------------- loops
+    def backprop_loop(self, op, adj):
+        inits, body, params, index = _loop_parts(op)
+        douts = [adj.total(o, op.loc) for o in op.outs]
+        if all(d is None for d in douts):
+            return
+        b = self.b
+        loc = op.loc
+        active_k = [k for k, o in enumerate(op.outs) if o.id in self.active]
+        # adjoint slots: one per active carried value, flowing backwards
+        slot_params = [Var(AdjointOf(op.outs[k])) for k in active_k]
+        seeds = [(body.result[k], p) for k, p in zip(active_k, slot_params)]
+        ops, child = self.region_adjoint(body, seeds, loc)
+        saved = b.ops
+        b.ops = ops
+        slot_next = [child.total_or_zeros(params[k], loc) for k in active_k]
+        inner = _defined([op])
+        outer = [v for v in child.pending() if v.id not in inner]
+        acc_params = [Var(AdjointOf(v)) for v in outer]
+        acc_next = []
+        for v, acc in zip(outer, acc_params):
+            t = child.total(v, loc)
+            acc_next.append(b.emit(M.Add(), [acc, t], loc))
+        b.ops = saved
+
+        # what the backward body reads from the forward iteration goes on stacks
+        count = self.plan_stacks(op, body, ops, loc)
+
+        slot_init = []
+        for k in active_k:
+            d = douts[k]
+            if d is None:
+                d = b.emit(A.ZerosLike(), [op.outs[k]], loc)
+                d.hint = AdjointOf(op.outs[k])
+            slot_init.append(d)
+        acc_init = []
+        for v in outer:
+            z = b.emit(A.ZerosLike(), [v], loc)
+            z.hint = AdjointOf(v)
+            acc_init.append(z)
+        if isinstance(op.prim, C.ForRange):
+            rng = list(op.args[:3])
+            bindex = index
+        else:
+            rng = [Const(0), count, Const(1)]
+            bindex = Var("_")
+        slot_outs = [Var(AdjointOf(op.outs[k])) for k in active_k]
+        acc_outs = [Var(AdjointOf(v)) for v in outer]
+        bwd = Op(C.ForRange(reverse=True), rng + slot_init + acc_init, slot_outs + acc_outs, loc,
+                 regions=[Region([bindex] + slot_params + acc_params, ops,
+                                 tuple(slot_next + acc_next))])
+        b.ops.append(bwd)
+        for k, o in zip(active_k, slot_outs):
+            if isinstance(inits[k], Var) and inits[k].id in self.active:
+                adj.add(inits[k], o)
+        for v, o in zip(outer, acc_outs):
+            adj.add(v, o)
+
+    def plan_stacks(self, op, body, bwd_ops, loc):
+        """Push what ``bwd_ops`` reads of each forward iteration; pop it back.
+
+        Returns the iteration count of a ``While`` (counted in the forward).
+        Values are pushed at the end of the region that defines them (a branch
+        inside the body pushes its own) and popped at the start of the
+        matching backward region.
+        """
+        rebound = _defined(bwd_ops)
+        needed = {i: v for i, v in _uses(bwd_ops).items() if i not in rebound}
+        pops = []
+        self._push(body, needed, pops, bwd_ops)
+        for stack, values, target in pops:
+            target.insert(0, Op(C.StackPop(), [stack], values, loc))
+        count = None
+        if isinstance(op.prim, C.While):
+            count = self._count_iterations(op)
+        return count
+
+    def _push(self, region, needed, pops, bwd_ops):
+        """Push from ``region`` (and its branches) the needed values they define."""
+        mine = [p for p in region.params if p.id in needed]
+        for o in region.ops:
+            mine.extend(v for v in o.outs if v.id in needed)
+        for o in region.ops:
+            if isinstance(o.prim, C.If) and id(o) in self.if_map:
+                bwd_if = self.if_map[id(o)]
+                for fr, br in zip(o.regions, bwd_if.regions):
+                    self._push(fr, needed, pops, br.ops)
+        if not mine:
+            return
+        stack = Var("stack")
+        self.pre_loop.append(Op(C.NewStack(), [], [stack], None))
+        region.ops.append(Op(C.StackPush(), [stack] + mine, [], None))
+        pops.append((stack, mine, bwd_ops))
+
+    def _count_iterations(self, op):
+        """Add an iteration counter to a forward ``While``; return its final value."""
+        cond, body = op.regions
+        n_cond, n_body, n_out = Var("n"), Var("n"), Var("n_iter")
+        cond.params.append(n_cond)
+        body.params.append(n_body)
+        nxt = Var("n")
+        body.ops.append(Op(M.Add(), [n_body, Const(1)], [nxt], None))
+        body.result = tuple(body.result) + (nxt,)
+        op.args.append(Const(0))
+        op.outs.append(n_out)
+        return n_out
 
 
 def reverse(func, wrt, sens=None, name=None, return_value=False):
@@ -87,17 +397,18 @@ def reverse(func, wrt, sens=None, name=None, return_value=False):
     returns the tuple of gradients (preceded by the forward value if
     ``return_value``).
     """
-    from ..frontend.build import Builder
-    b = Builder()
-    b.name_hints = False
-    adj = _Adjoints(b)
-    relevant, active = active_ops(func, wrt)
+    R = _Reverse()
+    b = R.b
+    body = copy_ops(func.body)
+    R.active = {v.id for v in wrt}
+    propagate(body, R.active)
+    adj = R.adjoints()
 
     out_leaves = leaves(func.result)
     sens_leaves = leaves(sens) if sens is not None else [None] * len(out_leaves)
     check = A.CheckSens()
     for i, (out, s) in enumerate(zip(out_leaves, sens_leaves)):
-        if not (isinstance(out, Var) and out.id in active):
+        if not (isinstance(out, Var) and out.id in R.active):
             continue
         if s is None:
             seed = b.emit(A.OnesLike(), [out], func.loc)
@@ -107,68 +418,14 @@ def reverse(func, wrt, sens=None, name=None, return_value=False):
         seed.hint = AdjointOf(out)
         adj.add(out, seed)
 
-    for op in relevant:
-        douts = [adj.total(o, op.loc) for o in op.outs]
-        if all(d is None for d in douts):
-            continue
-        getter = bprop_getters.lookup(op.prim)
-        if getter is None:
-            raise NoGradientRuleError(
-                "primitive %s has no registered bprop rule" % op.prim.name, op.loc,
-                hint="register one with @bprop_getters.register(%s)" % type(op.prim).__name__)
-        if len(douts) == 1:
-            dout = douts[0]
-            out = op.outs[0]
-        else:
-            dout = tuple(d if d is not None else b.emit(A.ZerosLike(), [o], op.loc)
-                         for d, o in zip(douts, op.outs))
-            out = tuple(op.outs)
-        b.loc_override = op.loc
-        b.origin = _rule_name(getter)
-        start = len(b.ops)
-        grads = b.call_function(getter(op.prim), list(op.args) + [out, dout], loc=op.loc)
-        for new in b.ops[start:]:
-            if isinstance(new.prim, A.ZerosLike):
-                adj.zero_ids.update(o.id for o in new.outs)
-        b.loc_override = None
-        b.origin = None
-        if not isinstance(grads, tuple) or len(grads) != len(op.args):
-            raise RuleError(
-                "bprop rule %s for %s returned %s gradients for %d inputs; a bprop must "
-                "return a tuple with one gradient per input"
-                % (_rule_name(getter), op.prim.name,
-                   len(grads) if isinstance(grads, tuple) else "a non-tuple of",
-                   len(op.args)))
-        for arg, g in zip(op.args, grads):
-            _distribute(adj, arg, g, active, getter, op)
-
-    results = []
-    for v in wrt:
-        g = adj.total(v, func.loc)
-        if g is None:
-            g = b.emit(A.ZerosLike(), [v], func.loc)
-            g.hint = AdjointOf(v)
-        results.append(g)
-    body = list(func.body) + b.ops
-    params = list(func.params) + [s for s in leaves(sens) if isinstance(s, Var)] \
-        if sens is not None else list(func.params)
+    # stacks are created once, at the start of the forward sweep; nested loops
+    # push and pop in matching (last in, first out) order across iterations
+    R.pre_loop = []
+    R.block(body, adj)
+    results = [adj.total_or_zeros(v, func.loc) for v in wrt]
+    params = list(func.params) + ([s for s in leaves(sens) if isinstance(s, Var)]
+                                  if sens is not None else [])
     result = (func.result, tuple(results)) if return_value else tuple(results)
-    out = Func(name or func.name + "_grad", params, body, result, func.loc)
-    out.backward_start = len(func.body)
+    out = Func(name or func.name + "_grad", params, R.pre_loop + body + b.ops, result, func.loc)
+    out.backward_start = len(out.body) - len(b.ops)
     return out
-
-
-def _distribute(adj, arg, g, active, getter, op):
-    """Add gradient structure ``g`` to the adjoints of ``arg``'s active leaves."""
-    if isinstance(arg, tuple):
-        if not isinstance(g, tuple) or len(g) != len(arg):
-            if isinstance(g, Const) and isinstance(g.value, tuple) and len(g.value) == len(arg):
-                g = tuple(Const(x) for x in g.value)
-            else:
-                raise RuleError("bprop rule %s for %s returned a gradient whose structure does "
-                                "not match its tuple input" % (_rule_name(getter), op.prim.name))
-        for a, gg in zip(arg, g):
-            _distribute(adj, a, gg, active, getter, op)
-        return
-    if isinstance(arg, Var) and arg.id in active:
-        adj.add(arg, g)

@@ -7,9 +7,10 @@ import os
 
 import numpy as np
 
-from ..ir.nodes import Var, Const
+from ..ir.nodes import Var, Const, leaves
 from ..ops.operations import array_ops as A
 from .namer import Namer
+from .runtime import UNDEFINED
 
 _LITERAL_TYPES = (bool, int, float, str, type(None))
 
@@ -86,6 +87,8 @@ class CodeGen:
         if isinstance(a, Const):
             if _is_literal(a.value):
                 return _literal(a.value)
+            if a.value is UNDEFINED:
+                return "rt.UNDEFINED"
             return self.consts.name(a.value)
         raise TypeError("cannot render %r" % (a,))
 
@@ -103,31 +106,246 @@ class CodeGen:
 
     def function(self, func, header=None, explain=False):
         """Source of ``def <name>(params): ...`` for ``func``."""
+        self.explain = explain
+        self.uses = _use_counts(func)
+        self.func = func
         params = [self.namer.define(p) for p in func.params]
         lines = []
         if header:
             lines.extend("# " + h for h in header.splitlines())
         lines.append("def %s(%s):" % (func.name, ", ".join(params)))
-        last_loc = None
+        self.last_loc = None
         backward = getattr(func, "backward_start", None)
         for i, op in enumerate(func.body):
             if backward is not None and i == backward:
                 lines.append("    # -- backward sweep --")
-                last_loc = None
-            loc = op.loc
-            key = (loc.filename, loc.lineno) if loc is not None else None
-            if key is not None and key != last_loc:
-                src = loc.source_line.strip()
-                where = "line %d" % loc.lineno
-                if func.loc is not None and loc.filename != func.loc.filename:
-                    where = "%s line %d" % (os.path.basename(loc.filename), loc.lineno)
-                lines.append("    # %s: %s" % (where, src) if src else "    # %s" % where)
-                last_loc = key
-            rhs = self.expr(op)
-            outs = [self.namer.define(o, op) for o in op.outs]
-            text = "    %s = %s" % (", ".join(outs), rhs)
-            if explain and op.origin:
-                text += "  # %s" % op.origin
-            lines.append(text)
+                self.last_loc = None
+            self.statement(op, lines, "    ")
         lines.append("    return %s" % self.render(func.result))
         return "\n".join(lines) + "\n"
+
+    # -------------------------------------------------------------- statements
+    def comment(self, op, lines, indent):
+        loc = op.loc
+        key = (loc.filename, loc.lineno) if loc is not None else None
+        if key is None or key == self.last_loc:
+            return
+        src = loc.source_line.strip()
+        where = "line %d" % loc.lineno
+        if self.func.loc is not None and loc.filename != self.func.loc.filename:
+            where = "%s line %d" % (os.path.basename(loc.filename), loc.lineno)
+        lines.append("%s# %s: %s" % (indent, where, src) if src else "%s# %s" % (indent, where))
+        self.last_loc = key
+
+    def block(self, ops, lines, indent, targets=(), values=()):
+        """The statements of a region, then assignments to its op's names."""
+        start = len(lines)
+        for op in ops:
+            self.statement(op, lines, indent)
+        self.assign(targets, values, lines, indent)
+        if all(not line.strip() or line.strip().startswith("#") for line in lines[start:]):
+            lines.append(indent + "pass")
+
+    def statement(self, op, lines, indent):
+        self.comment(op, lines, indent)
+        handler = getattr(self, "st_" + type(op.prim).__name__, None)
+        if handler is not None:
+            return handler(op, lines, indent)
+        rhs = self.expr(op)
+        outs = [self.namer.define(o, op) for o in op.outs]
+        text = "%s%s = %s" % (indent, ", ".join(outs), rhs) if outs else indent + rhs
+        if self.explain and op.origin:
+            text += "  # %s" % op.origin
+        lines.append(text)
+
+    def assign(self, targets, values, lines, indent):
+        """``t1, t2 = v1, v2`` for the pairs whose names differ."""
+        pairs = [(t, self.render(v)) for t, v in zip(targets, values)]
+        pairs = [(t, v) for t, v in pairs if t != v]
+        if pairs:
+            lines.append("%s%s = %s" % (indent, ", ".join(t for t, _ in pairs),
+                                        ", ".join(v for _, v in pairs)))
+
+    def _alias_result(self, result, name, region):
+        """Name a branch/body result after the variable it becomes, when safe."""
+        if not isinstance(result, Var) or result.id in self.namer.names:
+            return
+        if self.uses.get(result.id, 0) != 1:
+            return
+        if not any(result is o for op in region.ops for o in op.outs):
+            return
+        self.namer.alias(result, name)
+
+    def st_If(self, op, lines, indent):
+        then, orelse = op.regions
+        names = [self.namer.define(o) for o in op.outs]
+        for r in (then, orelse):
+            for res, name in zip(r.result, names):
+                self._alias_result(res, name, r)
+        lines.append("%sif %s:" % (indent, self.render(op.args[0])))
+        self.block(then.ops, lines, indent + "    ", names, then.result)
+        if orelse.ops or any(self.render(v) != n for v, n in zip(orelse.result, names)):
+            lines.append("%selse:" % indent)
+            self.block(orelse.ops, lines, indent + "    ", names, orelse.result)
+
+    def _carried(self, op, init, body, extra_params=()):
+        """Slot names for a loop's carried values, with params aliased to them."""
+        names = [self.namer.define(o) for o in op.outs]
+        for r in op.regions:
+            carried = r.params[len(extra_params):] if r is body else r.params
+            for p, name in zip(carried, names):
+                self.namer.alias(p, name)
+        carried = body.params[len(extra_params):]
+        for k, (res, name) in enumerate(zip(body.result, names)):
+            if not _read_after(body, res, carried[k]):
+                self._alias_result(res, name, body)
+        return names
+
+    def st_While(self, op, lines, indent):
+        cond, body = op.regions
+        names = self._carried(op, op.args, body)
+        self.assign(names, op.args, lines, indent)
+        test = self.inline(cond)
+        if test is not None:
+            lines.append("%swhile %s:" % (indent, test))
+        else:
+            lines.append("%swhile True:" % indent)
+            for c in cond.ops:
+                self.statement(c, lines, indent + "    ")
+            lines.append("%s    if not %s:" % (indent, self.render(cond.result[0])))
+            lines.append("%s        break" % indent)
+        self.block(body.ops, lines, indent + "    ", names, body.result)
+
+    def st_ForRange(self, op, lines, indent):
+        (body,) = op.regions
+        start, stop, step = op.args[:3]
+        index = body.params[0]
+        names = self._carried(op, op.args[3:], body, extra_params=(index,))
+        self.assign(names, op.args[3:], lines, indent)
+        i = self.namer.define(index)
+        if _is_const(start, 0) and _is_const(step, 1):
+            rng = "range(%s)" % self.render(stop)
+        else:
+            rng = "range(%s, %s, %s)" % (self.render(start), self.render(stop), self.render(step))
+        if op.prim.reverse:
+            rng = "reversed(%s)" % rng
+        lines.append("%sfor %s in %s:" % (indent, i, rng))
+        self.block(body.ops, lines, indent + "    ", names, body.result)
+
+    def st_NewStack(self, op, lines, indent):
+        lines.append("%s%s = []" % (indent, self.namer.define(op.outs[0], op)))
+
+    def st_StackPush(self, op, lines, indent):
+        stack, values = op.args[0], op.args[1:]
+        item = self.render(values[0]) if len(values) == 1 else self.render(tuple(values))
+        lines.append("%s%s.append(%s)" % (indent, self.render(stack), item))
+
+    def st_StackPop(self, op, lines, indent):
+        outs = [self.namer.define(o, op) for o in op.outs]
+        lines.append("%s%s = %s.pop()" % (indent, ", ".join(outs), self.render(op.args[0])))
+
+    def _inline_guard(self, op, exprs):
+        if not _guard_pattern(op):
+            return False
+        inner = self.inline(op.regions[1])
+        if inner is None:
+            return False
+        exprs[op.outs[0].id] = "not %s and %s" % (self.render(op.args[0]), _paren(inner))
+        return True
+
+    def inline(self, region):
+        """The region as one expression, if each value in it is used once."""
+        exprs = {}
+        for op in region.ops:
+            if self._inline_guard(op, exprs):
+                continue
+            if op.regions or op.prim.stateful or len(op.outs) != 1:
+                return None
+            if self.uses.get(op.outs[0].id, 0) != 1:
+                return None
+            args = []
+            for a in op.args:
+                if isinstance(a, Var) and a.id in exprs:
+                    args.append(_paren(exprs[a.id]))
+                else:
+                    args.append(self.render(a))
+            exprs[op.outs[0].id] = op.prim.emit(*args) if not isinstance(op.prim, A.GetItem) \
+                else "%s[%s]" % (args[0], self.render_index(op.args[1]))
+        (test,) = region.result
+        if isinstance(test, Var):
+            return exprs.get(test.id, self.render(test) if not region.ops else None)
+        return self.render(test)
+
+
+def _read_after(region, value, param):
+    """Whether ``param`` is read after ``value`` is defined in ``region`` (or yielded)."""
+    seen = False
+    for op in region.ops:
+        if seen and any(v is param for v in _all_uses(op)):
+            return True
+        if any(o is value for o in op.outs):
+            seen = True
+    return any(r is param for r in region.result)
+
+
+def _all_uses(op):
+    out = list(op.arg_vars())
+    for r in op.regions:
+        for o in r.ops:
+            out.extend(_all_uses(o))
+        out.extend(v for v in leaves(r.result) if isinstance(v, Var))
+    return out
+
+
+def _guard_pattern(op):
+    """``x = False if flag else <test>``: the test of a loop that may ``break``."""
+    from ..ir.control import If
+    if not isinstance(op.prim, If) or len(op.outs) != 1:
+        return False
+    then, orelse = op.regions
+    return not then.ops and isinstance(then.result[0], Const) and then.result[0].value is False
+
+
+def _is_const(a, value):
+    return isinstance(a, Const) and type(a.value) is int and a.value == value
+
+
+def _paren(expr):
+    """Parenthesise a sub-expression unless it is a name or a single call."""
+    if expr.replace("_", "").replace(".", "").isalnum():
+        return expr
+    if expr.endswith(")") and "(" in expr:
+        depth = 0
+        for i, ch in enumerate(expr):
+            depth += ch == "("
+            depth -= ch == ")"
+            if depth == 0 and ch == ")" and i != len(expr) - 1:
+                break
+        else:
+            head = expr[:expr.index("(")]
+            if head.replace("_", "").replace(".", "").isalnum():
+                return expr
+    return "(%s)" % expr
+
+
+def _use_counts(func):
+    """How many times each Var is read anywhere in ``func`` (results count)."""
+    counts = {}
+
+    def bump(v):
+        if isinstance(v, Var):
+            counts[v.id] = counts.get(v.id, 0) + 1
+
+    def block(ops):
+        for op in ops:
+            for v in op.arg_vars():
+                bump(v)
+            for r in op.regions:
+                block(r.ops)
+                for v in leaves(r.result):
+                    bump(v)
+
+    block(func.body)
+    for v in leaves(func.result):
+        bump(v)
+    return counts

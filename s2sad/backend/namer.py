@@ -63,5 +63,9 @@ class Namer:
         self.names[var.id] = name
         return name
 
+    def alias(self, var, name):
+        """Give ``var`` the Python name another value already has."""
+        self.names[var.id] = name
+
     def __getitem__(self, var):
         return self.names[var.id]

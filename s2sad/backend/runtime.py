@@ -116,3 +116,34 @@ def getitem_grad(dout, x, index):
 from .rt_math import *  # noqa: E402,F401,F403
 from .rt_array import *  # noqa: E402,F401,F403
 from .rt_nn import *  # noqa: E402,F401,F403
+
+
+class Undefined:
+    """The value of a variable on a path that never assigned it."""
+
+    _instance = None
+
+    def __new__(cls):
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self):
+        return "rt.UNDEFINED"
+
+
+UNDEFINED = Undefined()
+
+
+class UndefinedVariableError(NameError):
+    """A variable was read on a path of the program that never assigned it."""
+
+
+def check_defined(value, name, lineno, filename):
+    """``value`` unless it is the marker of a variable no path assigned."""
+    if value is UNDEFINED:
+        raise UndefinedVariableError(
+            "variable '%s' is used at %s line %s, but the path the program took did not "
+            "assign it (it is assigned only in some branches or loop iterations); assign it "
+            "before the 'if' or loop" % (name, filename, lineno))
+    return value

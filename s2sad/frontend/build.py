@@ -20,13 +20,15 @@ import gast
 import numpy as np
 
 from ..errors import CompileError, NoGradientRuleError
-from ..ir.nodes import Var, Const, Op, leaves
+from ..ir.nodes import Var, Const, Op, Region, leaves
 from ..ops.primitive import Primitive
 from ..ops.operations import math_ops as M
 from ..ops.operations import array_ops as A
 from .parse import get_source_info, describe
 from .fence import fence
 from . import resolve
+from .control import ControlFlow, ESC, RET, RETVAL, BRK, NeedsConstant, MAX_UNROLL
+from ..ir import control as C
 
 MAX_INLINE_DEPTH = 64
 
@@ -106,16 +108,15 @@ class Scope:
         self.env = env
         self.globals = getattr(fn, "__globals__", {})
         self.closure = resolve.closure_vars(fn)
-        self.returned = False
-        self.retval = Const(None)
 
 
-class Builder:
+class Builder(ControlFlow):
     """Stages one program's operations into a list of SSA ops."""
 
     def __init__(self, root=None):
         self.root = root
         self.ops = []
+        self.maybe_undefined = {}
         self.guards = {}
         self.inputs = resolve.RuntimeInputs()
         self.depth = 0
@@ -177,12 +178,16 @@ class Builder:
         finally:
             self.depth -= 1
             self.loc_override = saved
-        return scope.retval
+        return scope.env.get(RETVAL, Const(None))
 
     # ------------------------------------------------------------ statements
     def exec_block(self, stmts, scope):
-        for stmt in stmts:
-            if scope.returned:
+        for i, stmt in enumerate(stmts):
+            esc = scope.env.get(ESC)
+            if isinstance(esc, Const) and esc.value:
+                return
+            if isinstance(esc, Var):
+                self.guard_rest(stmts[i:], esc, scope, scope.info.loc(stmt))
                 return
             handler = getattr(self, "st_" + type(stmt).__name__, None)
             if handler is None:
@@ -197,8 +202,23 @@ class Builder:
         pass
 
     def st_Return(self, node, scope):
-        scope.retval = Const(None) if node.value is None else self.eval(node.value, scope)
-        scope.returned = True
+        scope.env[RETVAL] = Const(None) if node.value is None else self.eval(node.value, scope)
+        scope.env[RET] = Const(True)
+        scope.env[ESC] = Const(True)
+        if BRK in scope.env:
+            scope.env[BRK] = Const(True)
+
+    def st_Break(self, node, scope):
+        if BRK not in scope.env:
+            raise CompileError("'break' outside a loop", scope.info.loc(node))
+        scope.env[BRK] = Const(True)
+        scope.env[ESC] = Const(True)
+
+    def st_Continue(self, node, scope):
+        scope.env[ESC] = Const(True)
+
+    def st_While(self, node, scope):
+        self.runtime_while(node, scope)
 
     def st_Assign(self, node, scope):
         value = self.eval(node.value, scope)
@@ -226,24 +246,70 @@ class Builder:
 
     def st_If(self, node, scope):
         test = self.eval(node.test, scope)
-        if not is_const(test):
-            raise CompileError("'if' on a runtime value is not supported by this version of "
-                               "s2sad; only conditions known while compiling (constants, "
-                               "self attributes) are", scope.info.loc(node.test))
-        self.exec_block(node.body if const_value(test) else node.orelse, scope)
+        if is_const(test):
+            self.exec_block(node.body if const_value(test) else node.orelse, scope)
+        elif isinstance(test, tuple):
+            self.exec_block(node.body if test else node.orelse, scope)
+        else:
+            self.runtime_if(test, node.body, node.orelse, scope, scope.info.loc(node))
 
     def st_For(self, node, scope):
         items = self.eval(node.iter, scope)
+        if isinstance(items, Const) and isinstance(items.value, range):
+            # a loop over a known range stays a loop; unrolled only if its body
+            # needs the index while compiling (e.g. to pick a sub-Cell)
+            saved = (list(self.ops), dict(scope.env), dict(self.maybe_undefined))
+            try:
+                return self.runtime_for(node, items, scope)
+            except NeedsConstant:
+                if len(items.value) > MAX_UNROLL:
+                    raise
+                self.ops, scope.env, self.maybe_undefined = saved
         seq = self.static_sequence(items)
         if seq is None:
-            raise CompileError("'for' over a runtime value is not supported by this version "
-                               "of s2sad; loops over ranges, tuples and Cell lists known while "
-                               "compiling are unrolled", scope.info.loc(node.iter))
+            return self.runtime_for(node, items, scope)
+        self.unrolled_for(node, seq, scope)
+
+    def unrolled_for(self, node, seq, scope):
+        """A loop over a sequence known while compiling, one copy of the body per item."""
+        had_brk = BRK in scope.env
+        outer_brk = scope.env.get(BRK)
+        scope.env[BRK] = Const(False)
+        loc = scope.info.loc(node)
         for item in seq:
-            self.assign(node.target, item, scope)
-            self.exec_block(node.body, scope)
-            if scope.returned:
-                return
+            exit_now = self.flag_or(scope.env.get(RET, Const(False)), scope.env[BRK], loc)
+            if isinstance(exit_now, Const) and exit_now.value:
+                break
+            self._unrolled_iteration(node, item, scope, exit_now, loc)
+        if had_brk:
+            scope.env[BRK] = outer_brk
+        else:
+            scope.env.pop(BRK, None)
+        ret = scope.env.get(RET)
+        if ret is not None:
+            scope.env[ESC] = ret
+        else:
+            scope.env.pop(ESC, None)
+
+    def _unrolled_iteration(self, node, item, scope, exit_now, loc):
+        """One copy of the body; only on paths not yet left when ``exit_now`` is runtime."""
+        if isinstance(exit_now, Var):
+            env0 = dict(scope.env)
+            inner = dict(env0)
+            inner[ESC] = Const(False)
+            saved_ops, saved_env = self.ops, scope.env
+            self.ops, scope.env = [], dict(inner)
+            try:
+                self.assign(node.target, item, scope)
+                self.exec_block(node.body, scope)
+                body_ops, env_b = self.ops, scope.env
+            finally:
+                self.ops, scope.env = saved_ops, saved_env
+            scope.env = self.merge(exit_now, env0, ([], dict(env0)), (body_ops, env_b), loc)
+            return
+        scope.env[ESC] = Const(False)
+        self.assign(node.target, item, scope)
+        self.exec_block(node.body, scope)
 
     def static_sequence(self, items):
         """The elements of a sequence known while compiling, else ``None``."""
@@ -309,7 +375,7 @@ class Builder:
 
     def lookup(self, name, scope, node):
         if name in scope.env:
-            return scope.env[name]
+            return self.checked(name, scope.env[name], scope, node)
         if name in scope.closure:
             return self.lift(scope.closure[name])
         if name in scope.globals:
@@ -396,6 +462,8 @@ class Builder:
             return operand
         if op is gast.USub:
             return self.emit(M.Neg(), [operand], loc)
+        if op is gast.Not:
+            return self.emit(C.Not(), [operand], loc)
         raise CompileError("'%s' on a runtime value is not supported by this version of s2sad"
                            % ("not" if op is gast.Not else "~"), loc)
 
@@ -426,23 +494,43 @@ class Builder:
         return result
 
     def ex_BoolOp(self, node, scope):
+        """``a and b`` / ``a or b`` with Python's short-circuit semantics."""
         is_and = isinstance(node.op, gast.And)
-        value = None
-        for v in node.values:
-            value = self.eval(v, scope)
-            if not is_const(value):
-                raise CompileError("'and'/'or' on runtime values are not supported by this "
-                                   "version of s2sad", scope.info.loc(v))
+        return self._boolop(node.values, is_and, scope)
+
+    def _boolop(self, nodes, is_and, scope):
+        value = self.eval(nodes[0], scope)
+        if len(nodes) == 1:
+            return value
+        if is_const(value):
             if bool(const_value(value)) != is_and:
                 return value
+            return self._boolop(nodes[1:], is_and, scope)
+        loc = scope.info.loc(nodes[1])
+        rest = lambda: self._boolop(nodes[1:], is_and, scope)  # noqa: E731
+        keep = lambda: value  # noqa: E731
+        return self.select(value, rest if is_and else keep, keep if is_and else rest, loc)
+
+    def select(self, test, then_fn, else_fn, loc):
+        """``then_fn() if test else else_fn()``, each side staged in its own region."""
+        saved = self.ops
+        self.ops = []
+        a = then_fn()
+        then_ops, self.ops = self.ops, []
+        b = else_fn()
+        else_ops, self.ops = self.ops, saved
+        outs, res_t, res_e = [], [], []
+        value = self._phi("value", a, b, outs, res_t, res_e, loc)
+        self.ops.append(Op(C.If(), [test], outs, loc, regions=[
+            Region((), then_ops, res_t), Region((), else_ops, res_e)]))
         return value
 
     def ex_IfExp(self, node, scope):
         test = self.eval(node.test, scope)
-        if not is_const(test):
-            raise CompileError("'a if cond else b' on a runtime condition is not supported by "
-                               "this version of s2sad", scope.info.loc(node.test))
-        return self.eval(node.body if const_value(test) else node.orelse, scope)
+        if is_const(test):
+            return self.eval(node.body if const_value(test) else node.orelse, scope)
+        return self.select(test, lambda: self.eval(node.body, scope),
+                           lambda: self.eval(node.orelse, scope), scope.info.loc(node))
 
     def ex_JoinedStr(self, node, scope):
         parts = []
@@ -469,7 +557,7 @@ class Builder:
     def getitem(self, base, index, loc):
         if isinstance(base, tuple):
             if not is_const(index):
-                raise CompileError("tuple index must be known while compiling", loc)
+                raise NeedsConstant("a tuple index must be known while compiling", loc)
             i = const_value(index)
             try:
                 return base[i]
@@ -484,6 +572,9 @@ class Builder:
             return self.lift(value, resolve.child_path(base, i) if isinstance(i, int) else None)
         if isinstance(base, Var):
             return self.emit(A.GetItem(), [base, index], loc)
+        if isinstance(base, Const):
+            raise NeedsConstant("indexing %s needs an index known while compiling, but this one "
+                                "is a runtime value" % type(base.value).__name__, loc)
         raise CompileError("cannot index this value", loc)
 
     # ------------------------------------------------------------------ calls
@@ -541,6 +632,13 @@ class Builder:
                     self_value, func.path[:-1] if func.path else None))
         if all(is_const(a) for a in args) and all(is_const(v) for v in kwargs.values()):
             return self.evaluate(f, args, kwargs, loc)
+        iterable = self.iterable_builtin(f, args, loc)
+        if iterable is not None:
+            return iterable
+        if f is builtins.len and len(args) == 1:
+            if isinstance(args[0], tuple):
+                return Const(len(args[0]))
+            return self.emit(A.GetItem(), [self.emit(A.Shape(), [args[0]], loc), Const(0)], loc)
         special = resolve.runtime_builtin(f)
         if special is not None:
             return self.call_function(special, args, kwargs, loc)

@@ -10,7 +10,6 @@ from ..errors import UnsupportedSyntaxError
 
 # node type -> what to tell the user
 _REJECTED = {
-    gast.While: "'while' loops are not supported by this version of s2sad",
     gast.Lambda: "lambda expressions are not supported by this version of s2sad",
     gast.ListComp: "list comprehensions are not supported by this version of s2sad",
     gast.SetComp: "set comprehensions are not supported",
@@ -34,8 +33,6 @@ _REJECTED = {
     gast.NamedExpr: "assignment expressions (':=') are not supported",
     gast.Set: "set displays are not supported",
     gast.Dict: "dict displays are not supported",
-    gast.Break: "'break' is not supported by this version of s2sad",
-    gast.Continue: "'continue' is not supported by this version of s2sad",
 }
 
 
@@ -50,6 +47,8 @@ def fence(info):
             msg = "nested function definitions are not supported by this version of s2sad"
         elif isinstance(node, gast.For) and node.orelse:
             msg = "The 'for...else...' statement is not supported now."
+        elif isinstance(node, gast.While) and node.orelse:
+            msg = "The 'while...else...' statement is not supported now."
         elif isinstance(node, gast.Assign) and any(
                 isinstance(t, gast.Attribute) for t in node.targets):
             msg = ("assigning to an attribute is not supported inside a differentiated "

@@ -136,6 +136,8 @@ def call_target(f):
     mapped = npmap.lookup(f)
     if mapped is not None:
         return ("inline", mapped, None)
+    if (getattr(f, "__module__", None) or "").split(".")[0] == "numpy":
+        return None   # a NumPy function without a mapping: never inline NumPy's own code
     if isinstance(f, types.MethodType) and isinstance(f.__func__, types.FunctionType):
         return ("method", f.__func__, f.__self__)
     if isinstance(f, types.FunctionType):

@@ -80,8 +80,44 @@ class Op:
     def arg_vars(self):
         return [v for a in self.args for v in leaves(a) if isinstance(v, Var)]
 
+    def used_vars(self):
+        """Vars this op reads, including from inside its regions (free uses)."""
+        used = self.arg_vars()
+        for r in self.regions:
+            defined = {p.id for p in r.params}
+            for op in r.ops:
+                for v in op.used_vars():
+                    if v.id not in defined:
+                        used.append(v)
+                defined.update(o.id for o in op.outs)
+            used.extend(v for v in leaves(r.result) if isinstance(v, Var) and v.id not in defined)
+        return used
+
     def __repr__(self):
         return "Op(%r, %r -> %r)" % (self.prim, self.args, self.outs)
+
+
+class Region:
+    """A block of ops owned by a control-flow op.
+
+    ``params`` are bound on entry (a loop's carried values, its index),
+    ``result`` is the tuple of values the region yields to its op.
+    """
+
+    __slots__ = ("params", "ops", "result")
+
+    def __init__(self, params=(), ops=(), result=()):
+        self.params = list(params)
+        self.ops = list(ops)
+        self.result = tuple(result)
+
+
+def walk_ops(ops):
+    """Every op in ``ops`` and, depth first, in their regions."""
+    for op in ops:
+        yield op
+        for r in op.regions:
+            yield from walk_ops(r.ops)
 
 
 class Func:

@@ -21,19 +21,27 @@ class _Numbering:
 
 def format_func(func):
     """``func name(%x.0, ...):`` then one ``%out = Prim(args)  # line N`` per op."""
-    _fmt = _Numbering()
-    lines = ["func %s(%s):" % (func.name, ", ".join(_fmt(p) for p in func.params))]
-    for op in func.body:
-        outs = ", ".join(_fmt(o) for o in op.outs)
-        args = ", ".join(_fmt(a) for a in op.args)
-        text = "  %s = %s(%s)" % (outs, op.prim.name, args)
+    fmt = _Numbering()
+    lines = ["func %s(%s):" % (func.name, ", ".join(fmt(p) for p in func.params))]
+    _block(func.body, fmt, lines, "  ")
+    lines.append("  return %s" % fmt(func.result))
+    return "\n".join(lines)
+
+
+def _block(ops, fmt, lines, indent):
+    for op in ops:
+        outs = ", ".join(fmt(o) for o in op.outs)
+        args = ", ".join(fmt(a) for a in op.args)
         attrs = getattr(op.prim, "attrs", None)
+        name = op.prim.name
         if attrs:
-            text = "  %s = %s[%s](%s)" % (outs, op.prim.name,
-                                         ", ".join("%s=%r" % kv for kv in sorted(attrs.items())),
-                                         args)
+            name += "[%s]" % ", ".join("%s=%r" % kv for kv in sorted(attrs.items()))
+        text = "%s%s = %s(%s)" % (indent, outs, name, args) if outs else \
+            "%s%s(%s)" % (indent, name, args)
         if op.loc is not None:
             text += "  # line %d" % op.loc.lineno
         lines.append(text)
-    lines.append("  return %s" % _fmt(func.result))
-    return "\n".join(lines)
+        for i, r in enumerate(op.regions):
+            lines.append("%s  region %d (%s):" % (indent, i, ", ".join(fmt(p) for p in r.params)))
+            _block(r.ops, fmt, lines, indent + "    ")
+            lines.append("%s    yield %s" % (indent, fmt(r.result)))

@@ -1,4 +1,10 @@
-"""IR verifier: every use is defined before it, every Var is defined once."""
+"""IR verifier: every use is defined earlier in program order, once.
+
+Regions see the values defined before their op and their own params.  A value
+defined inside a region may be read after the op (a forward branch's values
+read by the backward branch taken on the same condition).  ``StackPop``
+re-binds values pushed earlier, by design, so it may redefine.
+"""
 from .nodes import Var, leaves
 
 
@@ -7,22 +13,39 @@ class IRError(AssertionError):
 
 
 def verify(func):
+    from .control import StackPop
     defined = set()
-    for p in func.params:
-        if not isinstance(p, Var):
-            raise IRError("%s: parameter %r is not a Var" % (func.name, p))
-        if p.id in defined:
-            raise IRError("%s: parameter %r defined twice" % (func.name, p))
-        defined.add(p.id)
-    for op in func.body:
-        for v in op.arg_vars():
-            if v.id not in defined:
-                raise IRError("%s: %r used before definition in %r" % (func.name, v, op))
-        for o in op.outs:
-            if o.id in defined:
-                raise IRError("%s: %r defined twice (in %r)" % (func.name, o, op))
-            defined.add(o.id)
-    for v in leaves(func.result):
+
+    def define(v, where):
+        if not isinstance(v, Var):
+            raise IRError("%s: %r is not a Var (%s)" % (func.name, v, where))
+        if v.id in defined:
+            raise IRError("%s: %r defined twice (%s)" % (func.name, v, where))
+        defined.add(v.id)
+
+    def use(v, where):
         if isinstance(v, Var) and v.id not in defined:
-            raise IRError("%s: result %r is undefined" % (func.name, v))
+            raise IRError("%s: %r used before definition in %s" % (func.name, v, where))
+
+    def block(ops):
+        for op in ops:
+            for v in op.arg_vars():
+                use(v, repr(op))
+            for r in op.regions:
+                for p in r.params:
+                    if p.id not in defined:
+                        define(p, "params of a region of %r" % op)
+                block(r.ops)
+                for v in leaves(r.result):
+                    use(v, "result of a region of %r" % op)
+            for o in op.outs:
+                if isinstance(op.prim, StackPop) and o.id in defined:
+                    continue
+                define(o, repr(op))
+
+    for p in func.params:
+        define(p, "parameters")
+    block(func.body)
+    for v in leaves(func.result):
+        use(v, "the result")
     return func

@@ -1,0 +1,84 @@
+"""Structured control-flow ops and the stack ops reverse mode records with.
+
+These are not primitives of the user's program: they own regions (``If``,
+``While``, ``ForRange``) or manage the per-iteration values a backward sweep
+reads (``NewStack``, ``StackPush``, ``StackPop``).  Codegen writes each as the
+Python statement it stands for, so control flow reads back as ``if``/``for``/
+``while``.
+"""
+from ..ops.primitive import Primitive
+from ..backend.runtime import UNDEFINED  # noqa: F401  (the marker codegen writes)
+
+
+class ControlOp(Primitive):
+    """Base: not differentiated by a rule, written by codegen as a statement."""
+    differentiable = False
+
+    def emit(self, *args):
+        raise TypeError("%s is written as a statement by codegen" % self.name)
+
+
+class If(ControlOp):
+    """``outs = then.result if args[0] else orelse.result``; regions ``(then, orelse)``."""
+
+
+class While(ControlOp):
+    """Loop-carried values: ``args`` initial, ``outs`` final; regions ``(cond, body)``.
+
+    ``cond.params`` and ``body.params`` bind the carried values; ``cond.result``
+    is ``(test,)``; ``body.result`` the next carried values.
+    """
+
+
+class ForRange(ControlOp):
+    """``for i in range(start, stop, step)``: args ``(start, stop, step, *init)``.
+
+    ``body.params`` is ``(i, *carried)``; ``reverse=True`` iterates the same
+    range backwards (the backward sweep of a forward loop).
+    """
+
+    def __init__(self, reverse=False):
+        super().__init__(reverse=bool(reverse))
+
+
+class NewStack(ControlOp):
+    """A fresh list that a loop's forward sweep pushes per-iteration values onto."""
+    stateful = True
+
+
+class StackPush(ControlOp):
+    """``stack.append((values...))`` (no outputs)."""
+    stateful = True
+    num_outputs = 0
+
+
+class StackPop(ControlOp):
+    """``values... = stack.pop()``: rebinds the very Vars that were pushed."""
+    stateful = True
+
+
+class CheckDefined(Primitive):
+    """Identity that raises a clear error if a maybe-undefined variable is unset."""
+    differentiable = False
+
+    def __init__(self, name, lineno, filename):
+        super().__init__(var_name=name, lineno=lineno, filename=filename)
+
+    def emit(self, x):
+        return "rt.check_defined(%s, %r, %r, %r)" % (x, self.var_name, self.lineno, self.filename)
+
+
+class Not(Primitive):
+    """Python ``not x`` on a runtime condition (no gradient)."""
+    differentiable = False
+
+    def emit(self, x):
+        return "not %s" % x
+
+
+class PyMin(Primitive):
+    """Python ``min(a, b)`` of two loop bounds (no gradient)."""
+    differentiable = False
+
+    def emit(self, a, b):
+        return "min(%s, %s)" % (a, b)
