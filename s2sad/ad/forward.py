@@ -4,53 +4,74 @@ Tangents are propagated op by op, in program order, right after each op, so
 ``jvp`` costs about one extra forward pass.  An input that does not depend on
 the differentiated values has tangent ``None`` (a symbolic zero known while
 compiling), so rules add only the terms that exist.
+
+Control flow keeps its shape: an ``If`` gains outputs for the tangents of its
+results, a loop gains carried tangents next to its carried values.
 """
 from ..errors import NoGradientRuleError, RuleError
-from ..ir.nodes import Var, Const, Func, AdjointOf, leaves, map_structure
+from ..ir.nodes import Var, Const, Op, Func, Region, AdjointOf, leaves, map_structure
+from ..ir import control as C
 from ..ops._grad import jvp_getters
 from ..ops.operations import array_ops as A
+from .reverse import _loop_parts
 
 
 def _rule_name(getter):
     return getattr(getter, "__qualname__", repr(getter))
 
 
-def forward(func, wrt, name=None):
-    """``func`` extended with tangent parameters for ``wrt``; returns ``(out, t_out)``."""
-    from ..frontend.build import Builder
-    b = Builder()
-    b.name_hints = False
-    tangents = {}
-    t_params = []
-    for v in wrt:
-        t = Var(AdjointOf(v, "t_"))
-        tangents[v.id] = t
-        t_params.append(t)
+class _Forward:
+    def __init__(self):
+        from ..frontend.build import Builder
+        self.b = Builder()
+        self.b.name_hints = False
 
-    def tangent_of(a):
+    def tangent(self, tan, a):
         if isinstance(a, tuple):
-            return tuple(tangent_of(x) for x in a)
-        if isinstance(a, Var) and a.id in tangents:
-            return tangents[a.id]
+            return tuple(self.tangent(tan, x) for x in a)
+        if isinstance(a, Var) and a.id in tan:
+            return tan[a.id]
         return Const(None)
 
-    for op in func.body:
-        b.ops.append(op)
-        arg_t = [tangent_of(a) for a in op.args]
-        if not op.prim.differentiable or all(
-                isinstance(t, Const) for a in arg_t for t in leaves(a)):
-            continue
+    def zeros_for(self, value, loc):
+        """A materialised zero tangent for ``value`` (where a region must yield one)."""
+        if isinstance(value, Var):
+            z = self.b.emit(A.ZerosLike(), [value], loc)
+            z.hint = AdjointOf(value, "t_")
+            return z
+        return Const(0.0)
+
+    def block(self, ops, tan):
+        for op in ops:
+            if isinstance(op.prim, C.If):
+                self.op_if(op, tan)
+            elif isinstance(op.prim, (C.While, C.ForRange)):
+                self.op_loop(op, tan)
+            else:
+                self.b.ops.append(op)
+                if isinstance(op.prim, C.CheckDefined):
+                    if op.args[0].id in tan:
+                        tan[op.outs[0].id] = tan[op.args[0].id]
+                elif op.prim.differentiable:
+                    self.op_prim(op, tan)
+
+    def op_prim(self, op, tan):
+        arg_t = [self.tangent(tan, a) for a in op.args]
+        if all(isinstance(t, Const) for a in arg_t for t in leaves(a)):
+            return
         getter = jvp_getters.lookup(op.prim)
         if getter is None:
             raise NoGradientRuleError(
                 "primitive %s has no registered JVP rule" % op.prim.name, op.loc,
                 hint="register one with @jvp_getters.register(%s)" % type(op.prim).__name__)
+        b = self.b
         out = op.outs[0] if len(op.outs) == 1 else tuple(op.outs)
-        b.loc_override = op.loc
-        b.origin = _rule_name(getter)
-        t_out = b.call_function(getter(op.prim), list(op.args) + [out] + arg_t, loc=op.loc)
-        b.loc_override = None
-        b.origin = None
+        saved = (b.loc_override, b.origin)
+        b.loc_override, b.origin = op.loc, _rule_name(getter)
+        try:
+            t_out = b.call_function(getter(op.prim), list(op.args) + [out] + arg_t, loc=op.loc)
+        finally:
+            b.loc_override, b.origin = saved
         outs_t = list(t_out) if len(op.outs) > 1 else [t_out]
         if len(outs_t) != len(op.outs):
             raise RuleError("JVP rule %s for %s returned %d tangents for %d outputs"
@@ -60,18 +81,94 @@ def forward(func, wrt, name=None):
                 continue
             if isinstance(t, Var) and t.hint is None:
                 t.hint = AdjointOf(o, "t_")
-            tangents[o.id] = t
+            tan[o.id] = t
+
+    def region(self, region, tan, extra_params=()):
+        """``(ops, tangents of results or None)`` of ``region`` under ``tan``."""
+        saved = self.b.ops
+        self.b.ops = []
+        local = dict(tan)
+        local.update(extra_params)
+        try:
+            self.block(region.ops, local)
+            res = [self.tangent(local, r) if isinstance(r, Var) else Const(None)
+                   for r in region.result]
+            return self.b.ops, [None if isinstance(t, Const) else t for t in res]
+        finally:
+            self.b.ops = saved
+
+    def op_if(self, op, tan):
+        parts = [self.region(r, tan) for r in op.regions]
+        wanted = [k for k in range(len(op.outs)) if any(p[1][k] is not None for p in parts)]
+        regions = []
+        for r, (ops, t_res) in zip(op.regions, parts):
+            saved = self.b.ops
+            self.b.ops = ops
+            extra = [t_res[k] if t_res[k] is not None else self.zeros_for(r.result[k], op.loc)
+                     for k in wanted]
+            self.b.ops = saved
+            regions.append(Region(r.params, ops, tuple(r.result) + tuple(extra)))
+        t_outs = [Var(AdjointOf(op.outs[k], "t_")) for k in wanted]
+        self.b.ops.append(Op(op.prim, op.args, list(op.outs) + t_outs, op.loc, op.origin,
+                             regions))
+        for k, t in zip(wanted, t_outs):
+            tan[op.outs[k].id] = t
+
+    def op_loop(self, op, tan):
+        inits, body, params, index = _loop_parts(op)
+        flags = [isinstance(i, Var) and i.id in tan for i in inits]
+        while True:     # which carried values have a tangent on some iteration
+            probe = {p.id: Var() for p, f in zip(params, flags) if f}
+            _, t_res = self.region(body, tan, probe)
+            new = [f or t is not None for f, t in zip(flags, t_res)]
+            if new == flags:
+                break
+            flags = new
+        ks = [k for k, f in enumerate(flags) if f]
+        if not ks:
+            self.b.ops.append(op)
+            return
+        t_init = []
+        for k in ks:
+            t = tan.get(inits[k].id) if isinstance(inits[k], Var) else None
+            t_init.append(t if t is not None else self.zeros_for(inits[k], op.loc))
+        t_params = [Var(AdjointOf(op.outs[k], "t_")) for k in ks]
+        ops, t_res = self.region(body, tan, {params[k].id: t for k, t in zip(ks, t_params)})
+        saved = self.b.ops
+        self.b.ops = ops
+        t_next = [t_res[k] if t_res[k] is not None else self.zeros_for(body.result[k], op.loc)
+                  for k in ks]
+        self.b.ops = saved
+        t_outs = [Var(AdjointOf(op.outs[k], "t_")) for k in ks]
+        new_body = Region(list(body.params) + t_params, ops, tuple(body.result) + tuple(t_next))
+        if isinstance(op.prim, C.While):
+            cond = op.regions[0]
+            regions = [Region(list(cond.params) + [Var() for _ in ks], cond.ops, cond.result),
+                       new_body]
+        else:
+            regions = [new_body]
+        self.b.ops.append(Op(op.prim, list(op.args) + t_init, list(op.outs) + t_outs, op.loc,
+                             op.origin, regions))
+        for k, t in zip(ks, t_outs):
+            tan[op.outs[k].id] = t
+
+
+def forward(func, wrt, name=None):
+    """``func`` extended with tangent parameters for ``wrt``; returns ``(out, t_out)``."""
+    F = _Forward()
+    tan = {}
+    t_params = []
+    for v in wrt:
+        t = Var(AdjointOf(v, "t_"))
+        tan[v.id] = t
+        t_params.append(t)
+    F.block(func.body, tan)
 
     def result_tangent(a):
-        t = tangent_of(a)
-        if isinstance(t, Const) and isinstance(a, Var):
-            z = b.emit(A.ZerosLike(), [a], func.loc)
-            z.hint = AdjointOf(a, "t_")
-            return z
-        if isinstance(t, Const) and isinstance(a, Const):
-            return Const(0.0)
-        return t
+        if isinstance(a, Var) and a.id in tan:
+            return tan[a.id]
+        return F.zeros_for(a, func.loc)
 
     t_result = map_structure(result_tangent, func.result)
-    return Func(name or func.name + "_jvp", list(func.params) + t_params, b.ops,
+    return Func(name or func.name + "_jvp", list(func.params) + t_params, F.b.ops,
                 (func.result, t_result), func.loc)
