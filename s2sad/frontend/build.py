@@ -226,12 +226,33 @@ class Builder(ControlFlow):
             self.assign(target, value, scope)
 
     def st_AugAssign(self, node, scope):
+        loc = scope.info.loc(node)
+        if isinstance(node.target, gast.Subscript):
+            cur = self.getitem(self.eval(node.target.value, scope),
+                               self.eval(node.target.slice, scope), loc)
+            value = self.binop(type(node.op), cur, self.eval(node.value, scope), loc)
+            self.assign(node.target, value, scope)
+            return
         if not isinstance(node.target, gast.Name):
-            raise CompileError("augmented assignment to %s is not supported by this version"
-                               % type(node.target).__name__.lower(), scope.info.loc(node))
+            raise CompileError("augmented assignment to %s is not supported"
+                               % type(node.target).__name__.lower(), loc)
         cur = self.lookup(node.target.id, scope, node.target)
-        value = self.binop(type(node.op), cur, self.eval(node.value, scope), scope.info.loc(node))
+        value = self.binop(type(node.op), cur, self.eval(node.value, scope), loc)
         self.assign(node.target, value, scope)
+
+    def setitem(self, target, value, scope):
+        """``x[index] = value`` as a functional update: the new ``x``."""
+        loc = scope.info.loc(target)
+        if not isinstance(target.value, (gast.Name, gast.Subscript)):
+            raise CompileError("item assignment is supported on local variables only; copy the "
+                               "attribute to a local variable first", loc)
+        base = self.eval(target.value, scope)
+        index = self.eval(target.slice, scope)
+        if not isinstance(base, Var):
+            raise CompileError("item assignment needs a tensor; this value is %s"
+                               % ("a tuple" if isinstance(base, tuple) else "known while "
+                                  "compiling"), loc)
+        return self.emit(A.SetItem(), [base, index, value], loc)
 
     def st_AnnAssign(self, node, scope):
         if node.value is not None:
@@ -342,8 +363,7 @@ class Builder(ControlFlow):
             for t, v in zip(target.elts, elems):
                 self.assign(t, v, scope)
         elif isinstance(target, gast.Subscript):
-            raise CompileError("item assignment (x[i] = v) is not supported by this version of "
-                               "s2sad", scope.info.loc(target))
+            self.assign(target.value, self.setitem(target, value, scope), scope)
         else:
             raise CompileError("cannot assign to %s" % type(target).__name__, scope.info.loc(target))
 
@@ -544,10 +564,9 @@ class Builder(ControlFlow):
     def ex_Slice(self, node, scope):
         parts = [Const(None) if p is None else self.eval(p, scope)
                  for p in (node.lower, node.upper, node.step)]
-        if not all(is_const(p) for p in parts):
-            raise CompileError("slice bounds must be known while compiling in this version "
-                               "of s2sad", scope.info.loc(node))
-        return Const(slice(*[const_value(p) for p in parts]))
+        if all(is_const(p) for p in parts):
+            return Const(slice(*[const_value(p) for p in parts]))
+        return self.emit(C.MakeSlice(), parts, scope.info.loc(node))
 
     def ex_Subscript(self, node, scope):
         base = self.eval(node.value, scope)

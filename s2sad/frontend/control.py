@@ -79,6 +79,13 @@ def assigned_names(stmts):
 
     def add(target):
         for node in gast.walk(target):
+            if isinstance(node, gast.Subscript):
+                # ``x[i] = v`` rebinds ``x`` to an updated copy
+                root = node.value
+                while isinstance(root, gast.Subscript):
+                    root = root.value
+                if isinstance(root, gast.Name) and root.id not in out:
+                    out.append(root.id)
             if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store) \
                     and node.id not in out:
                 out.append(node.id)

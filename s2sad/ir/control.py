@@ -82,3 +82,11 @@ class PyMin(Primitive):
 
     def emit(self, a, b):
         return "min(%s, %s)" % (a, b)
+
+
+class MakeSlice(Primitive):
+    """``slice(start, stop, step)`` whose bounds are runtime values (no gradient)."""
+    differentiable = False
+
+    def emit(self, start, stop, step):
+        return "slice(%s, %s, %s)" % (start, stop, step)
