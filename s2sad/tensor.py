@@ -297,11 +297,11 @@ class Tensor:
     def mean(self, axis=None, keep_dims=False, dtype=None, out=None, keepdims=False, **_):
         return _wrap(np.mean(self._data, axis=_axis(axis), keepdims=keep_dims or keepdims))
 
-    def max(self, axis=None, keepdims=False, out=None, **_):
-        return _wrap(np.max(self._data, axis=_axis(axis), keepdims=keepdims))
+    def max(self, axis=None, keepdims=False, out=None, keep_dims=False, **_):
+        return _wrap(np.max(self._data, axis=_axis(axis), keepdims=keepdims or keep_dims))
 
-    def min(self, axis=None, keepdims=False, out=None, **_):
-        return _wrap(np.min(self._data, axis=_axis(axis), keepdims=keepdims))
+    def min(self, axis=None, keepdims=False, out=None, keep_dims=False, **_):
+        return _wrap(np.min(self._data, axis=_axis(axis), keepdims=keepdims or keep_dims))
 
     def reshape(self, *shape):
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
@@ -339,10 +339,6 @@ class Tensor:
 
     def square(self):
         return _wrap(np.square(self._data))
-
-    def norm(self):
-        """2-norm over all elements as a 0-d Tensor."""
-        return _wrap(np.linalg.norm(self._data.reshape(-1)))
 
     def copy(self):
         return _wrap(self._data.copy())

@@ -21,7 +21,7 @@ from outside the loop are accumulated in carried sums.
 """
 import numpy as np
 
-from ..errors import NoGradientRuleError, RuleError
+from ..errors import CompileError, NoGradientRuleError, RuleError
 from ..ir.nodes import Var, Const, Op, Func, Region, AdjointOf, leaves
 from ..ir import control as C
 from ..ops._grad import bprop_getters
@@ -170,15 +170,26 @@ class _Reverse:
         return _Adjoints(self.b, self.zero_ids)
 
     def block(self, ops, adj):
+        saved = getattr(self, "_current_adj", None)
+        self._current_adj = adj
+        try:
+            self._block(ops, adj)
+        finally:
+            self._current_adj = saved
+
+    def _block(self, ops, adj):
         for op in reversed(ops):
             if isinstance(op.prim, C.If):
                 self.backprop_if(op, adj)
             elif isinstance(op.prim, (C.While, C.ForRange)):
                 self.backprop_loop(op, adj)
-            elif isinstance(op.prim, C.CheckDefined):
-                d = adj.total(op.outs[0], op.loc)
-                if d is not None and op.args[0].id in self.active:
-                    adj.add(op.args[0], d)
+            elif isinstance(op.prim, (C.NewStack, C.StackPush, C.StackPop)) and \
+                    any(v.id in self.active for v in op.arg_vars() + op.outs):
+                raise CompileError(
+                    "differentiating a gradient whose program contains a loop is not supported "
+                    "by this version of s2sad", op.loc,
+                    hint="higher-order derivatives work through branches, calls and straight-"
+                         "line code; move the loop out of the differentiated gradient")
             elif op.prim.differentiable and any(v.id in self.active for v in op.arg_vars()):
                 self.backprop_op(op, adj)
 
@@ -244,6 +255,16 @@ class _Reverse:
         saved = self.b.ops
         self.b.ops = []
         child = self.adjoints()
+        parent = getattr(self, "_current_adj", None)
+        if parent is not None:
+            # contributions made after the op (e.g. by an outer derivative) to
+            # values defined inside this region belong to it
+            inside = _defined(region.ops) | {p.id for p in region.params}
+            for vid in [i for i in parent.contribs if i in inside]:
+                var = parent.vars[vid]
+                for g in parent.contribs.pop(vid):
+                    child.add(var, g)
+                parent.vars.pop(vid, None)
         try:
             for value, d in seeds:
                 if d is not None and isinstance(value, Var) and value.id in self.active:

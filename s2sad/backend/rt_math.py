@@ -1,2 +1,209 @@
-"""Runtime helpers (``rt.<name>`` in generated code) for math primitives."""
-import numpy as np  # noqa: F401
+"""Runtime helpers (``rt.<name>`` in generated code) for math primitives.
+
+Names carry a ``math_`` prefix because every family's helpers share the one
+``rt`` namespace.  Anything that depends on a runtime shape (1-D promotion in
+matmul, normalising tensordot axes, the rank checks of norm) happens here, since
+compiled code is shape-polymorphic.
+"""
+import math
+
+import numpy as np
+
+try:  # optional: faster and more accurate than the per-element fallback
+    from scipy import special as _special
+except ImportError:  # pragma: no cover - depends on the environment
+    _special = None
+
+
+def _like_input(out, x):
+    """``out`` as a NumPy scalar when ``x`` was one, so scalar inputs stay scalars."""
+    if np.ndim(out) == 0 and not isinstance(x, np.ndarray):
+        return np.asarray(out)[()]
+    return out
+
+
+def _float_dtype(x):
+    dt = np.result_type(x)
+    return dt if dt.kind == "f" else np.dtype(np.float64)
+
+
+def _vectorised(fn, x):
+    arr = np.asarray(x)
+    dt = _float_dtype(arr)
+    out = np.fromiter((fn(float(v)) for v in arr.reshape(-1)), dtype=dt, count=arr.size)
+    return _like_input(out.reshape(arr.shape), x)
+
+
+def _keep_dtype(out, x):
+    """``out`` in x's floating dtype (SciPy computes float16 in float32)."""
+    dt = _float_dtype(x)
+    if np.result_type(out) != dt:
+        out = np.asarray(out).astype(dt)
+    return _like_input(out, x)
+
+
+def math_erf(x):
+    """The error function; SciPy's when it is installed, else ``math.erf`` per element."""
+    if _special is not None:
+        return _keep_dtype(_special.erf(x), x)
+    return _vectorised(math.erf, x)
+
+
+def math_erfc(x):
+    """The complementary error function ``1 - erf(x)``, accurate for large ``x``."""
+    if _special is not None:
+        return _keep_dtype(_special.erfc(x), x)
+    return _vectorised(math.erfc, x)
+
+
+def math_cumsum(x, axis, exclusive, reverse):
+    """Cumulative sum along ``axis``; ``exclusive`` leaves out each element itself."""
+    x = np.asarray(x)
+    if reverse:
+        x = np.flip(x, axis)
+    out = np.cumsum(x, axis=axis)
+    if exclusive:
+        out = out - x
+    if reverse:
+        out = np.flip(out, axis)
+    return out
+
+
+def math_logsumexp(x, axis, keep_dims):
+    """``log(sum(exp(x)))`` over ``axis`` (``()`` = all), shifted by the max for stability."""
+    ax = None if axis is None or axis == () else (
+        tuple(axis) if isinstance(axis, list) else axis)
+    m = np.max(x, axis=ax, keepdims=True)
+    m = np.where(np.isfinite(m), m, np.zeros_like(m))
+    out = np.log(np.sum(np.exp(x - m), axis=ax, keepdims=True)) + m
+    if not keep_dims:
+        out = np.squeeze(out, axis=ax)
+    return _like_input(out, x)
+
+
+def math_arg_with_value(x, axis, keep_dims, kind):
+    """``(index, value)`` of the max (``kind='max'``) or min along ``axis``; first on ties."""
+    x = np.asarray(x)
+    idx = (np.argmax if kind == "max" else np.argmin)(x, axis=axis, keepdims=True)
+    val = np.take_along_axis(x, idx, axis=axis)
+    if not keep_dims:
+        idx = np.squeeze(idx, axis=axis)
+        val = np.squeeze(val, axis=axis)
+    return idx.astype(np.int32), val
+
+
+def math_arg_indicator(index, x, axis, keep_dims):
+    """Ones (in x's dtype) where ``index`` points along ``axis``, zeros elsewhere."""
+    x = np.asarray(x)
+    index = np.asarray(index, dtype=np.intp)
+    if not keep_dims:
+        index = np.expand_dims(index, axis)
+    out = np.zeros(x.shape, dtype=_float_dtype(x))
+    np.put_along_axis(out, index, 1, axis=axis)
+    return out
+
+
+def math_matmul_shape(v, a, b, which):
+    """The shape ``v`` takes once NumPy matmul's 1-D operands are promoted to matrices.
+
+    ``which`` says what ``v`` is: ``'a'`` (a 1-D left operand becomes a row),
+    ``'b'`` (a 1-D right operand becomes a column) or ``'out'`` (the product,
+    which regains the axes promotion removed).
+    """
+    shape = tuple(np.shape(v))
+    if which == "a":
+        return (1,) + shape if len(shape) == 1 else shape
+    if which == "b":
+        return shape + (1,) if len(shape) == 1 else shape
+    if np.ndim(b) == 1:
+        shape = shape + (1,)
+    if np.ndim(a) == 1:
+        shape = shape[:-1] + (1,) + shape[-1:]
+    return shape
+
+
+def math_dot(x, y):
+    """``np.dot`` for 1-D and 2-D operands (the cases whose gradient is a matmul's)."""
+    if np.ndim(x) not in (1, 2) or np.ndim(y) not in (1, 2):
+        raise ValueError("Dot supports 1-D and 2-D operands, got shapes %s and %s; use "
+                         "ops.tensordot or ops.matmul for other ranks"
+                         % (list(np.shape(x)), list(np.shape(y))))
+    return np.dot(x, y)
+
+
+def _norm_axes(axes, ndim, what):
+    out = []
+    for a in axes:
+        if not -ndim <= a < ndim:
+            raise ValueError("tensordot axis %d is out of range for a %d-D %s" % (a, ndim, what))
+        out.append(a % ndim)
+    return out
+
+
+def math_tensordot_axes(na, nb, axes):
+    """Normalised ``(axes_a, axes_b)`` lists of non-negative ints for ``tensordot``."""
+    if isinstance(axes, int):
+        return list(range(na - axes, na)), list(range(axes))
+    ia, ib = axes
+    return _norm_axes(ia, na, "left operand"), _norm_axes(ib, nb, "right operand")
+
+
+def _ncontract(axes):
+    return axes if isinstance(axes, int) else len(axes[0])
+
+
+def _argsort(labels):
+    perm = [0] * len(labels)
+    for pos, lab in enumerate(labels):
+        perm[lab] = pos
+    return perm
+
+
+def math_tensordot_grad_a(dout, b, axes):
+    """Gradient of ``tensordot(a, b, axes)`` w.r.t. ``a`` (a's rank is read off ``dout``)."""
+    nb = np.ndim(b)
+    n = _ncontract(axes)
+    na = np.ndim(dout) - (nb - n) + n
+    ia, ib = math_tensordot_axes(na, nb, axes)
+    a_free = [i for i in range(na) if i not in ia]
+    b_free = [j for j in range(nb) if j not in ib]
+    res = np.tensordot(dout, b, axes=(list(range(len(a_free), np.ndim(dout))), b_free))
+    labels = a_free + [ia[ib.index(j)] for j in sorted(ib)]
+    return np.transpose(res, _argsort(labels))
+
+
+def math_tensordot_grad_b(a, dout, axes):
+    """Gradient of ``tensordot(a, b, axes)`` w.r.t. ``b`` (b's rank is read off ``dout``)."""
+    na = np.ndim(a)
+    n = _ncontract(axes)
+    nb = np.ndim(dout) - (na - n) + n
+    ia, ib = math_tensordot_axes(na, nb, axes)
+    a_free = [i for i in range(na) if i not in ia]
+    b_free = [j for j in range(nb) if j not in ib]
+    res = np.tensordot(a, dout, axes=(a_free, list(range(len(a_free)))))
+    labels = [ib[ia.index(i)] for i in sorted(ia)] + b_free
+    return np.transpose(res, _argsort(labels))
+
+
+def math_norm_shape(x, kind, ord):
+    """Runtime shapes for ``norm`` when ``dim`` is None and the rank decides the norm.
+
+    ``'vector'``: x's shape, x must be 1-D; ``'matrix'``: a 1-D x as an (n, 1)
+    column (its matrix 1/inf norms are the vector ones), a 2-D x unchanged;
+    ``'kept'``: all ones, the shape of a norm over all axes with keepdim.
+    """
+    shape = tuple(np.shape(x))
+    if kind == "kept":
+        return (1,) * len(shape)
+    if kind == "vector":
+        if len(shape) != 1:
+            raise ValueError("norm with ord=%r and dim=None needs a 1-D input%s, got shape %s"
+                             % (ord, " (the matrix 2-norm is not supported)"
+                                if len(shape) == 2 else "", list(shape)))
+        return shape
+    if len(shape) == 1:
+        return shape + (1,)
+    if len(shape) != 2:
+        raise ValueError("norm with ord=%r and dim=None needs a 1-D or 2-D input, got shape %s"
+                         % (ord, list(shape)))
+    return shape

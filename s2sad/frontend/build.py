@@ -20,7 +20,7 @@ import gast
 import numpy as np
 
 from ..errors import CompileError, NoGradientRuleError
-from ..ir.nodes import Var, Const, Op, Region, leaves
+from ..ir.nodes import Var, Const, Op, Func, Region, leaves, map_structure
 from ..ops.primitive import Primitive
 from ..ops.operations import math_ops as M
 from ..ops.operations import array_ops as A
@@ -38,9 +38,9 @@ _BINOPS = {
     gast.Mult: (operator.mul, M.Mul),
     gast.Div: (operator.truediv, M.RealDiv),
     gast.Pow: (operator.pow, M.Pow),
-    gast.MatMult: (operator.matmul, M.MatMul),
-    gast.FloorDiv: (operator.floordiv, None),
-    gast.Mod: (operator.mod, None),
+    gast.MatMult: (operator.matmul, M.MatMulExt),
+    gast.FloorDiv: (operator.floordiv, M.FloorDiv),
+    gast.Mod: (operator.mod, M.Mod),
     gast.LShift: (operator.lshift, None),
     gast.RShift: (operator.rshift, None),
     gast.BitOr: (operator.or_, None),
@@ -621,6 +621,9 @@ class Builder(ControlFlow):
         if not isinstance(func, Const):
             raise CompileError("calling a runtime value is not supported", loc)
         f = func.value
+        from ..ops.composite import GradFunction
+        if isinstance(f, GradFunction) and not all(is_const(a) for a in args):
+            return self.call_grad(f, args, kwargs, loc)
         if isinstance(f, Primitive):
             if kwargs:
                 raise CompileError("primitive %s takes positional inputs only" % f.name, loc)
@@ -666,6 +669,72 @@ class Builder(ControlFlow):
             "Python function with readable source" % describe(f), loc,
             hint="wrap it in a Primitive subclass and register its rule with "
                  "@bprop_getters.register(YourPrimitive)")
+
+    def call_grad(self, gf, args, kwargs, loc):
+        """Inline the adjoint program of ``gf`` applied to ``args`` (higher order).
+
+        The callee is traced into its own op list with fresh parameters (bound
+        to the arguments by ``Copy``), differentiated by reverse mode, and the
+        resulting forward-and-backward ops are spliced in here, where the
+        outer derivative sees primitives only.
+        """
+        from ..ad.reverse import reverse
+        if kwargs:
+            raise CompileError("gradient functions take positional arguments only", loc)
+        args = list(args)
+        sens = None
+        if gf.grad_op.sens_param:
+            if not args:
+                raise CompileError("this gradient function expects a sens argument", loc)
+            sens = args.pop()
+        names = list(inspect.signature(gf.fn).parameters)[1 if gf.root is not None else 0:]
+        inner = []
+        for i, a in enumerate(args):
+            hint = names[i] if i < len(names) else None
+
+            def copy(v, hint=hint):
+                if not isinstance(v, Var):
+                    return v
+                c = self.emit(C.Copy(), [v], loc)
+                c.hint = hint
+                return c
+            inner.append(map_structure(copy, a))
+        path = resolve.path_in(self.root, gf.root) if gf.root is not None else None
+        saved = self.ops
+        self.ops = []
+        try:
+            self_value = Const(gf.root, path) if gf.root is not None else None
+            result = self.call_function(gf.fn, inner, loc=loc, self_value=self_value)
+            body = self.ops
+        finally:
+            self.ops = saved
+        which = gf._which_inputs()
+        groups = [[v for v in leaves(a) if isinstance(v, Var)] for a in inner]
+        if which == "all":
+            wrt_in = [v for g in groups for v in g]
+        elif which == "first":
+            wrt_in = next((g for g in groups if g), [])
+        else:
+            wrt_in = []
+        weights = [self.inputs.var_for(w, resolve.path_in(self.root, w)) for w in gf._weights]
+        fwd = Func("inner", [], body, result, loc)
+        grad = reverse(fwd, wrt_in + weights, sens=sens)
+        self.ops.extend(grad.body)
+        grads = list(grad.result)
+        it = iter(grads[:len(wrt_in)])
+        per_arg = []
+        for a, g in zip(inner, groups):
+            if which == "none" or not g or (which == "first" and per_arg):
+                continue
+            per_arg.append(map_structure(lambda v: next(it) if isinstance(v, Var) else v, a))
+        wg = tuple(grads[len(wrt_in):])
+        op = gf.grad_op
+        if op.get_by_list:
+            wres = wg[0] if gf._weights_kind == "single" else wg
+            return (tuple(per_arg), wres) if op.get_all else wres
+        if op.get_all:
+            return tuple(per_arg)
+        return per_arg[0] if per_arg else ()
 
     def evaluate(self, f, args, kwargs, loc):
         """Call ``f`` now, on the values of known arguments."""

@@ -72,6 +72,27 @@ def read_path(root, path):
     return value
 
 
+def path_in(root, obj, _seen=None):
+    """The attribute path from ``root`` to ``obj`` through Cells, or ``None``."""
+    from ..nn.cell import Cell
+    if root is None:
+        return None
+    if obj is root:
+        return ()
+    seen = set() if _seen is None else _seen
+    if id(root) in seen:
+        return None
+    seen.add(id(root))
+    for name, value in vars(root).items():
+        if value is obj:
+            return (name,)
+        if isinstance(value, Cell):
+            sub = path_in(value, obj, seen)
+            if sub is not None:
+                return (name,) + sub
+    return None
+
+
 def guards_hold(root, guards):
     for path, key in guards.items():
         try:

@@ -59,7 +59,6 @@ class StackPop(ControlOp):
 
 class CheckDefined(Primitive):
     """Identity that raises a clear error if a maybe-undefined variable is unset."""
-    differentiable = False
 
     def __init__(self, name, lineno, filename):
         super().__init__(var_name=name, lineno=lineno, filename=filename)
@@ -90,3 +89,10 @@ class MakeSlice(Primitive):
 
     def emit(self, start, stop, step):
         return "slice(%s, %s, %s)" % (start, stop, step)
+
+
+class Copy(Primitive):
+    """``y = x``: binds a function's parameter to its argument when a gradient is inlined."""
+
+    def emit(self, x):
+        return x

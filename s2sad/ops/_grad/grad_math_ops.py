@@ -1,4 +1,4 @@
-"""bprop rules for math primitives (elementwise, reductions, matmul)."""
+"""bprop and JVP rules for math primitives (elementwise, reductions, linear algebra)."""
 from ..operations import math_ops as M
 from ..operations import array_ops as A
 from .grad_base import bprop_getters, jvp_getters
@@ -269,4 +269,491 @@ def get_jvp_matmul(self):
 def get_jvp_reduce(self):
     def jvp(x, axis, out, tx, taxis):
         return self(tx, axis)
+    return jvp
+
+
+# =============================================================================
+# Elementwise primitives beyond the arithmetic above.  Each bprop is followed
+# by its JVP; both are written with primitives only, so they differentiate again.
+# =============================================================================
+exp = M.Exp()
+sqrt = M.Sqrt()
+rsqrt = M.Rsqrt()
+sinh = M.Sinh()
+cosh = M.Cosh()
+sign = M.Sign()
+equal = M.Equal()
+greater = M.Greater()
+less = M.Less()
+floor_div = M.FloorDiv()
+ones_like = A.OnesLike()
+reshape = A.Reshape()
+shape_of = A.Shape()
+
+_TWO_OVER_SQRT_PI = 1.1283791670955126
+
+
+def _unary_rules(prim, derivative):
+    """Register bprop ``dout * derivative(x, out)`` and JVP ``tx * derivative(x, out)``."""
+    def get_bprop(self):
+        def bprop(x, out, dout):
+            return (dout * derivative(x, out),)
+        return bprop
+
+    def get_jvp(self):
+        def jvp(x, out, tx):
+            return tx * derivative(x, out)
+        return jvp
+    get_bprop.__name__ = get_bprop.__qualname__ = "get_bprop_" + prim.__name__.lower()
+    get_jvp.__name__ = get_jvp.__qualname__ = "get_jvp_" + prim.__name__.lower()
+    bprop_getters.register(prim)(get_bprop)
+    jvp_getters.register(prim)(get_jvp)
+
+
+def d_tan(x, out):
+    return 1 + out * out
+
+
+def d_expm1(x, out):
+    return exp(x)
+
+
+def d_log1p(x, out):
+    return 1 / (1 + x)
+
+
+def d_sinh(x, out):
+    return cosh(x)
+
+
+def d_cosh(x, out):
+    return sinh(x)
+
+
+def d_asin(x, out):
+    return rsqrt(1 - x * x)
+
+
+def d_acos(x, out):
+    return -rsqrt(1 - x * x)
+
+
+def d_atan(x, out):
+    return 1 / (1 + x * x)
+
+
+def d_asinh(x, out):
+    return rsqrt(x * x + 1)
+
+
+def d_acosh(x, out):
+    return rsqrt(x * x - 1)
+
+
+def d_atanh(x, out):
+    return 1 / (1 - x * x)
+
+
+def d_rsqrt(x, out):
+    return -0.5 * (out * out * out)
+
+
+def d_reciprocal(x, out):
+    return -(out * out)
+
+
+def d_abs(x, out):
+    return sign(x)
+
+
+def d_erf(x, out):
+    return _TWO_OVER_SQRT_PI * exp(-(x * x))
+
+
+def d_erfc(x, out):
+    return -_TWO_OVER_SQRT_PI * exp(-(x * x))
+
+
+for _prim, _d in [(M.Tan, d_tan), (M.Expm1, d_expm1), (M.Log1p, d_log1p), (M.Sinh, d_sinh),
+                  (M.Cosh, d_cosh), (M.Asin, d_asin), (M.Acos, d_acos), (M.Atan, d_atan),
+                  (M.Asinh, d_asinh), (M.Acosh, d_acosh), (M.Atanh, d_atanh),
+                  (M.Rsqrt, d_rsqrt), (M.Reciprocal, d_reciprocal), (M.Abs, d_abs),
+                  (M.Erf, d_erf), (M.Erfc, d_erfc)]:
+    _unary_rules(_prim, _d)
+
+
+@bprop_getters.register(M.Floor)
+@bprop_getters.register(M.Ceil)
+@bprop_getters.register(M.Round)
+def get_bprop_piecewise_constant(self):
+    def bprop(x, out, dout):
+        return (zeros_like(x),)
+    return bprop
+
+
+@jvp_getters.register(M.Floor)
+@jvp_getters.register(M.Ceil)
+@jvp_getters.register(M.Round)
+def get_jvp_piecewise_constant(self):
+    def jvp(x, out, tx):
+        return None
+    return jvp
+
+
+@bprop_getters.register(M.FloorDiv)
+def get_bprop_floordiv(self):
+    def bprop(x, y, out, dout):
+        return zeros_like(x), zeros_like(y)
+    return bprop
+
+
+@jvp_getters.register(M.FloorDiv)
+def get_jvp_floordiv(self):
+    def jvp(x, y, out, tx, ty):
+        return None
+    return jvp
+
+
+@bprop_getters.register(M.Mod)
+def get_bprop_mod(self):
+    def bprop(x, y, out, dout):
+        return binop_grad_common(x, y, dout, -(dout * floor_div(x, y)))
+    return bprop
+
+
+@jvp_getters.register(M.Mod)
+def get_jvp_mod(self):
+    def jvp(x, y, out, tx, ty):
+        return tangent_sum(tx, None if ty is None else -(ty * floor_div(x, y)), out)
+    return jvp
+
+
+@bprop_getters.register(M.Atan2)
+def get_bprop_atan2(self):
+    def bprop(x, y, out, dout):
+        scale = dout / (x * x + y * y)
+        return binop_grad_common(x, y, scale * y, -(scale * x))
+    return bprop
+
+
+@jvp_getters.register(M.Atan2)
+def get_jvp_atan2(self):
+    def jvp(x, y, out, tx, ty):
+        r2 = x * x + y * y
+        return tangent_sum(None if tx is None else tx * y / r2,
+                           None if ty is None else -(ty * x / r2), out)
+    return jvp
+
+
+def extremum_weights(x, y, first_wins):
+    """Where the gradient of max/min(x, y) goes: masks (x wins, y wins, tie).
+
+    ``first_wins`` is the comparison that makes x the result; a tie sends
+    half to each.  The masks are booleans, so multiplying keeps the
+    gradient's dtype.
+    """
+    tie = equal(x, y)
+    return first_wins(x, y), first_wins(y, x), tie
+
+
+@bprop_getters.register(M.Maximum)
+@bprop_getters.register(M.Minimum)
+def get_bprop_maximum_minimum(self):
+    wins = greater if isinstance(self, M.Maximum) else less
+
+    def bprop(x, y, out, dout):
+        wx, wy, tie = extremum_weights(x, y, wins)
+        half = dout * tie * 0.5
+        return binop_grad_common(x, y, dout * wx + half, dout * wy + half)
+    return bprop
+
+
+@jvp_getters.register(M.Maximum)
+@jvp_getters.register(M.Minimum)
+def get_jvp_maximum_minimum(self):
+    wins = greater if isinstance(self, M.Maximum) else less
+
+    def jvp(x, y, out, tx, ty):
+        wx, wy, tie = extremum_weights(x, y, wins)
+        return tangent_sum(None if tx is None else tx * wx + tx * tie * 0.5,
+                           None if ty is None else ty * wy + ty * tie * 0.5, out)
+    return jvp
+
+
+# =============================================================================
+# Reductions
+# =============================================================================
+def extremum_share(x, axis, out, keep_dims):
+    """Each element's share of a max/min reduction's gradient: ties split evenly."""
+    hit = ones_like(x) * equal(x, A.ExpandReduced(keep_dims)(out, x, axis))
+    return hit / M.ReduceSum(True)(hit, axis)
+
+
+@bprop_getters.register(M.ReduceMax)
+@bprop_getters.register(M.ReduceMin)
+def get_bprop_reduce_extremum(self):
+    expand = A.ExpandReduced(self.keep_dims)
+    keep = self.keep_dims
+
+    def bprop(x, axis, out, dout):
+        return expand(dout, x, axis) * extremum_share(x, axis, out, keep), zeros_like(axis)
+    return bprop
+
+
+@jvp_getters.register(M.ReduceMax)
+@jvp_getters.register(M.ReduceMin)
+def get_jvp_reduce_extremum(self):
+    reduce_sum = M.ReduceSum(self.keep_dims)
+    keep = self.keep_dims
+
+    def jvp(x, axis, out, tx, taxis):
+        return reduce_sum(tx * extremum_share(x, axis, out, keep), axis)
+    return jvp
+
+
+def prod_partials(x, axis):
+    """d prod(x over axis) / dx: the product of the other elements, exact with zeros.
+
+    Zeros are replaced by ones (``safe``) so nothing divides by zero; with no
+    zero in a product the partial is ``prod / x``, with one zero it is the
+    product of the rest at that zero and 0 elsewhere, with more it is 0.
+    """
+    is_zero = equal(x, 0)
+    safe = x + is_zero
+    rest = M.ReduceProd(True)(safe, axis)
+    zeros = M.ReduceSum(True)(is_zero, axis)
+    return (rest / safe) * equal(zeros, 0) + rest * (is_zero * equal(zeros, 1))
+
+
+@bprop_getters.register(M.ReduceProd)
+def get_bprop_reduce_prod(self):
+    expand = A.ExpandReduced(self.keep_dims)
+
+    def bprop(x, axis, out, dout):
+        return expand(dout, x, axis) * prod_partials(x, axis), zeros_like(axis)
+    return bprop
+
+
+@jvp_getters.register(M.ReduceProd)
+def get_jvp_reduce_prod(self):
+    reduce_sum = M.ReduceSum(self.keep_dims)
+
+    def jvp(x, axis, out, tx, taxis):
+        return reduce_sum(tx * prod_partials(x, axis), axis)
+    return jvp
+
+
+@bprop_getters.register(M.CumSum)
+def get_bprop_cumsum(self):
+    reverse_cumsum = M.CumSum(self.exclusive, not self.reverse)
+
+    def bprop(x, axis, out, dout):
+        return reverse_cumsum(dout, axis), zeros_like(axis)
+    return bprop
+
+
+@jvp_getters.register(M.CumSum)
+def get_jvp_cumsum(self):
+    def jvp(x, axis, out, tx, taxis):
+        return self(tx, axis)
+    return jvp
+
+
+@bprop_getters.register(M.LogSumExp)
+def get_bprop_logsumexp(self):
+    expand = A.ExpandReduced(self.keep_dims)
+
+    def bprop(x, axis, out, dout):
+        return expand(dout, x, axis) * exp(x - expand(out, x, axis)), zeros_like(axis)
+    return bprop
+
+
+@jvp_getters.register(M.LogSumExp)
+def get_jvp_logsumexp(self):
+    reduce_sum = M.ReduceSum(self.keep_dims)
+    expand = A.ExpandReduced(self.keep_dims)
+
+    def jvp(x, axis, out, tx, taxis):
+        return reduce_sum(tx * exp(x - expand(out, x, axis)), axis)
+    return jvp
+
+
+@bprop_getters.register(M.ArgMaxWithValue)
+@bprop_getters.register(M.ArgMinWithValue)
+def get_bprop_arg_with_value(self):
+    indicator = M.ArgIndicator(self.axis, self.keep_dims)
+    expand = A.ExpandReduced(self.keep_dims)
+    axis = self.axis
+
+    def bprop(x, out, dout):
+        return (indicator(out[0], x) * expand(dout[1], x, axis),)
+    return bprop
+
+
+@jvp_getters.register(M.ArgMaxWithValue)
+@jvp_getters.register(M.ArgMinWithValue)
+def get_jvp_arg_with_value(self):
+    indicator = M.ArgIndicator(self.axis, self.keep_dims)
+    reduce_sum = M.ReduceSum(self.keep_dims)
+    axis = self.axis
+
+    def jvp(x, out, tx):
+        return None, reduce_sum(tx * indicator(out[0], x), axis)
+    return jvp
+
+
+# =============================================================================
+# Products and linear algebra
+# =============================================================================
+bmm_nn = M.BatchMatMul(False, False)
+bmm_nt = M.BatchMatMul(False, True)
+bmm_tn = M.BatchMatMul(True, False)
+bmm_tt = M.BatchMatMul(True, True)
+matmul_ext = M.MatMulExt()
+promoted_a = M.MatMulExtShape("a")
+promoted_b = M.MatMulExtShape("b")
+promoted_out = M.MatMulExtShape("out")
+
+
+def matmul_ext_grads(a, b, dout):
+    """Input gradients of NumPy matmul ``a @ b``.
+
+    1-D operands are promoted to a row (left) or column (right) and ``dout``
+    regains the axes promotion removed; the batched products are then summed
+    over broadcast batch dims and reshaped back to each input's shape.
+    """
+    a2 = reshape(a, promoted_a(a, a, b))
+    b2 = reshape(b, promoted_b(b, a, b))
+    d2 = reshape(dout, promoted_out(dout, a, b))
+    da = reshape(unbroadcast(bmm_nt(d2, b2), a2), shape_of(a))
+    db = reshape(unbroadcast(bmm_tn(a2, d2), b2), shape_of(b))
+    return da, db
+
+
+@bprop_getters.register(M.MatMulExt)
+@bprop_getters.register(M.Dot)
+def get_bprop_matmul_ext(self):
+    def bprop(x, y, out, dout):
+        return matmul_ext_grads(x, y, dout)
+    return bprop
+
+
+@jvp_getters.register(M.MatMulExt)
+@jvp_getters.register(M.Dot)
+@jvp_getters.register(M.BatchMatMul)
+@jvp_getters.register(M.Outer)
+@jvp_getters.register(M.Tensordot)
+@jvp_getters.register(M.TensordotGradA)
+@jvp_getters.register(M.TensordotGradB)
+def get_jvp_bilinear(self):
+    def jvp(x, y, out, tx, ty):
+        if tx is None:
+            return self(x, ty)
+        if ty is None:
+            return self(tx, y)
+        return self(tx, y) + self(x, ty)
+    return jvp
+
+
+@bprop_getters.register(M.BatchMatMul)
+def get_bprop_batch_matmul(self):
+    ta = self.transpose_a
+    tb = self.transpose_b
+
+    def bprop(x, w, out, dout):
+        if ta and tb:
+            dx = bmm_tt(w, dout)
+            dw = bmm_tt(dout, x)
+        elif ta:
+            dx = bmm_nt(w, dout)
+            dw = bmm_nn(x, dout)
+        elif tb:
+            dx = bmm_nn(dout, w)
+            dw = bmm_tn(dout, x)
+        else:
+            dx = bmm_nt(dout, w)
+            dw = bmm_tn(x, dout)
+        return unbroadcast(dx, x), unbroadcast(dw, w)
+    return bprop
+
+
+@bprop_getters.register(M.Outer)
+def get_bprop_outer(self):
+    def bprop(x, y, out, dout):
+        dx = reshape(matmul_ext(dout, reshape(y, (-1,))), shape_of(x))
+        dy = reshape(matmul_ext(reshape(x, (-1,)), dout), shape_of(y))
+        return dx, dy
+    return bprop
+
+
+# Tensordot and its two gradients form a family closed under differentiation:
+# each is bilinear, and the adjoint of each argument is another member.
+@bprop_getters.register(M.Tensordot)
+def get_bprop_tensordot(self):
+    grad_a = M.TensordotGradA(self.axes)
+    grad_b = M.TensordotGradB(self.axes)
+
+    def bprop(a, b, out, dout):
+        return grad_a(dout, b), grad_b(a, dout)
+    return bprop
+
+
+@bprop_getters.register(M.TensordotGradA)
+def get_bprop_tensordot_grad_a(self):
+    tensordot = M.Tensordot(self.axes)
+    grad_b = M.TensordotGradB(self.axes)
+
+    def bprop(g, b, out, dout):
+        return tensordot(dout, b), grad_b(dout, g)
+    return bprop
+
+
+@bprop_getters.register(M.TensordotGradB)
+def get_bprop_tensordot_grad_b(self):
+    tensordot = M.Tensordot(self.axes)
+    grad_a = M.TensordotGradA(self.axes)
+
+    def bprop(a, g, out, dout):
+        return grad_a(g, dout), tensordot(a, dout)
+    return bprop
+
+
+@bprop_getters.register(M.MatrixInverse)
+def get_bprop_matrix_inverse(self):
+    adjoint = self.adjoint
+
+    def bprop(x, out, dout):
+        if adjoint:
+            return (-bmm_nn(bmm_nt(out, dout), out),)
+        return (-bmm_tn(out, bmm_nt(dout, out)),)
+    return bprop
+
+
+@jvp_getters.register(M.MatrixInverse)
+def get_jvp_matrix_inverse(self):
+    adjoint = self.adjoint
+
+    def jvp(x, out, tx):
+        if adjoint:
+            return -bmm_nn(bmm_nt(out, tx), out)
+        return -bmm_nn(out, bmm_nn(tx, out))
+    return jvp
+
+
+inverse_transpose = M.MatrixInverse(adjoint=True)
+expand_matrix = A.ExpandReduced(False)
+sum_matrix = M.ReduceSum(False)
+
+
+@bprop_getters.register(M.MatrixDeterminant)
+def get_bprop_matrix_determinant(self):
+    def bprop(x, out, dout):
+        return (expand_matrix(dout * out, x, (-2, -1)) * inverse_transpose(x),)
+    return bprop
+
+
+@jvp_getters.register(M.MatrixDeterminant)
+def get_jvp_matrix_determinant(self):
+    def jvp(x, out, tx):
+        return out * sum_matrix(inverse_transpose(x) * tx, (-2, -1))
     return jvp

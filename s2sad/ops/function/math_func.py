@@ -1,7 +1,18 @@
-"""Functional forms of math primitives (``ops.sin``, ``ops.matmul``, ...)."""
+"""Functional forms of math primitives (``ops.sin``, ``ops.matmul``, ...).
+
+Python logic here only looks at compile-time constants (axes, flags, ``ord``);
+anything that depends on a runtime shape is done inside a primitive, because
+compiled code is shape-polymorphic.
+"""
+import builtins
+import math
+
 import numpy as np
 
 from ..operations import math_ops as M
+from ..operations import array_ops as A
+from ...backend.runtime import constexpr
+from ...frontend.resolve import register_runtime_builtin
 
 _add = M.Add()
 _sub = M.Sub()
@@ -11,13 +22,71 @@ _pow = M.Pow()
 _neg = M.Neg()
 _sin = M.Sin()
 _cos = M.Cos()
+_tan = M.Tan()
 _exp = M.Exp()
+_expm1 = M.Expm1()
 _log = M.Log()
+_log1p = M.Log1p()
 _tanh = M.Tanh()
+_sinh = M.Sinh()
+_cosh = M.Cosh()
+_asin = M.Asin()
+_acos = M.Acos()
+_atan = M.Atan()
+_asinh = M.Asinh()
+_acosh = M.Acosh()
+_atanh = M.Atanh()
+_atan2 = M.Atan2()
 _sqrt = M.Sqrt()
+_rsqrt = M.Rsqrt()
+_reciprocal = M.Reciprocal()
 _square = M.Square()
+_abs = M.Abs()
+_sign = M.Sign()
+_erf = M.Erf()
+_erfc = M.Erfc()
+_floor = M.Floor()
+_ceil = M.Ceil()
+_round = M.Round()
+_floordiv = M.FloorDiv()
+_mod = M.Mod()
+_maximum = M.Maximum()
+_minimum = M.Minimum()
+_logical_and = M.LogicalAnd()
+_logical_or = M.LogicalOr()
+_logical_not = M.LogicalNot()
+_matmul_ext = M.MatMulExt()
+_dot = M.Dot()
+_outer = M.Outer()
+_inverse = M.MatrixInverse()
+_det = M.MatrixDeterminant()
+_reshape = A.Reshape()
+_ones_like = A.OnesLike()
+
+_LN2 = math.log(2.0)
+_LN10 = math.log(10.0)
+_INF = float("inf")
 
 
+@constexpr
+def _unsupported(what, name, value):
+    """Reject, while compiling, an argument this version does not implement."""
+    if value is not None:
+        raise ValueError("%s: the '%s' argument is not supported by s2sad" % (what, name))
+    return None
+
+
+@constexpr
+def _reduce_axis(axis):
+    """NumPy/MindSpore ``axis=None`` (all axes) as the primitives' ``()``."""
+    if axis is None:
+        return ()
+    if isinstance(axis, list):
+        return tuple(axis)
+    return axis
+
+
+# ------------------------------------------------------------------ arithmetic
 def add(x, y):
     return _add(x, y)
 
@@ -42,6 +111,44 @@ def neg(x):
     return _neg(x)
 
 
+def floor_div(x, y):
+    """``x // y`` (floor division)."""
+    return _floordiv(x, y)
+
+
+floor_divide = floor_div
+
+
+def floor_mod(x, y):
+    """``x % y`` with the sign of ``y`` (Python's and NumPy's remainder)."""
+    return _mod(x, y)
+
+
+def remainder(input, other):
+    return _mod(input, other)
+
+
+def maximum(input, other):
+    return _maximum(input, other)
+
+
+def minimum(input, other):
+    return _minimum(input, other)
+
+
+def atan2(input, other):
+    return _atan2(input, other)
+
+
+arctan2 = atan2
+
+
+def logaddexp(x1, x2):
+    """``log(exp(x1) + exp(x2))`` without overflow: max plus log1p of the gap."""
+    return _maximum(x1, x2) + _log1p(_exp(-_abs(x1 - x2)))
+
+
+# -------------------------------------------------------------------- unary
 def sin(x):
     return _sin(x)
 
@@ -50,30 +157,198 @@ def cos(x):
     return _cos(x)
 
 
+def tan(input):
+    return _tan(input)
+
+
 def exp(x):
     return _exp(x)
+
+
+def expm1(input):
+    return _expm1(input)
+
+
+def exp2(input):
+    """``2 ** input``, as ``exp(input * log(2))`` so a Python constant never upcasts."""
+    return _exp(input * _LN2)
 
 
 def log(x):
     return _log(x)
 
 
+def log1p(input):
+    return _log1p(input)
+
+
+def log2(input):
+    """Base-2 logarithm, as ``log(x) / log(2)``."""
+    return _log(input) * (1.0 / _LN2)
+
+
+def log10(input):
+    """Base-10 logarithm, as ``log(x) / log(10)``."""
+    return _log(input) * (1.0 / _LN10)
+
+
 def tanh(x):
     return _tanh(x)
+
+
+def sinh(input):
+    return _sinh(input)
+
+
+def cosh(input):
+    return _cosh(input)
+
+
+def asin(input):
+    return _asin(input)
+
+
+def acos(input):
+    return _acos(input)
+
+
+def atan(input):
+    return _atan(input)
+
+
+def asinh(input):
+    return _asinh(input)
+
+
+def acosh(input):
+    return _acosh(input)
+
+
+def atanh(input):
+    return _atanh(input)
+
+
+arcsin = asin
+arccos = acos
+arctan = atan
+arcsinh = asinh
+arccosh = acosh
+arctanh = atanh
 
 
 def sqrt(x):
     return _sqrt(x)
 
 
+def rsqrt(input):
+    return _rsqrt(input)
+
+
+def reciprocal(input):
+    return _reciprocal(input)
+
+
 def square(x):
     return _square(x)
 
 
+def abs(input):
+    return _abs(input)
+
+
+absolute = abs
+
+
+def sign(input):
+    return _sign(input)
+
+
+def erf(input):
+    return _erf(input)
+
+
+def erfc(input):
+    return _erfc(input)
+
+
+def floor(input):
+    return _floor(input)
+
+
+def ceil(input):
+    return _ceil(input)
+
+
+def round(input, *, decimals=0):
+    """Round half to even; ``decimals`` scales by a power of ten (zero gradient)."""
+    if decimals == 0:
+        return _round(input)
+    scale = 10.0 ** decimals
+    return _round(input * scale) * (1.0 / scale)
+
+
+def logical_and(input, other):
+    return _logical_and(input, other)
+
+
+def logical_or(input, other):
+    return _logical_or(input, other)
+
+
+def logical_not(input):
+    return _logical_not(input)
+
+
+# ----------------------------------------------------------------- products
 def matmul(x, y, transpose_a=False, transpose_b=False):
-    return M.MatMul(transpose_a, transpose_b)(x, y)
+    """NumPy-semantics ``x @ y``; with a transpose flag, the 2-D ``MatMul`` primitive."""
+    if transpose_a or transpose_b:
+        return M.MatMul(transpose_a, transpose_b)(x, y)
+    return _matmul_ext(x, y)
 
 
+def batch_matmul(x, y, transpose_a=False, transpose_b=False):
+    """Batched matrix product over the last two axes (batch dims broadcast)."""
+    return M.BatchMatMul(transpose_a, transpose_b)(x, y)
+
+
+def bmm(input_x, mat2):
+    return M.BatchMatMul()(input_x, mat2)
+
+
+def dot(input, other):
+    """``np.dot`` for 1-D and 2-D operands."""
+    return _dot(input, other)
+
+
+def outer(input, vec2):
+    """Outer product of the flattened inputs."""
+    return _outer(input, vec2)
+
+
+def inner(a, b):
+    """Sum over the last axes of both inputs (``np.inner``)."""
+    return M.Tensordot(((-1,), (-1,)))(a, b)
+
+
+def tensordot(x1, x2, axes):
+    return M.Tensordot(axes)(x1, x2)
+
+
+def inverse(input):
+    """Inverse of each matrix in the last two axes."""
+    return _inverse(input)
+
+
+def det(input):
+    """Determinant of each matrix in the last two axes."""
+    return _det(input)
+
+
+matrix_determinant = det
+
+
+# --------------------------------------------------------------- reductions
 def reduce_sum(x, axis=(), keep_dims=False):
     return M.ReduceSum(keep_dims)(x, axis)
 
@@ -82,17 +357,176 @@ def reduce_mean(x, axis=(), keep_dims=False):
     return M.ReduceMean(keep_dims)(x, axis)
 
 
+def reduce_max(x, axis=(), keep_dims=False):
+    return M.ReduceMax(keep_dims)(x, axis)
+
+
+def reduce_min(x, axis=(), keep_dims=False):
+    return M.ReduceMin(keep_dims)(x, axis)
+
+
+def reduce_prod(x, axis=(), keep_dims=False):
+    return M.ReduceProd(keep_dims)(x, axis)
+
+
 def sum(x, axis=None, keepdims=False):
     """MindSpore 2.x ``ops.sum`` (``None`` = all axes)."""
-    return M.ReduceSum(keepdims)(x, () if axis is None else axis)
+    return M.ReduceSum(keepdims)(x, _reduce_axis(axis))
 
 
 def mean(x, axis=None, keep_dims=False):
     """MindSpore 2.x ``ops.mean`` (``None`` = all axes)."""
-    return M.ReduceMean(keep_dims)(x, () if axis is None else axis)
+    return M.ReduceMean(keep_dims)(x, _reduce_axis(axis))
 
 
+def amax(input, axis=None, keepdims=False):
+    """The max over ``axis`` (``None`` = all axes)."""
+    return M.ReduceMax(keepdims)(input, _reduce_axis(axis))
 
+
+def amin(input, axis=None, keepdims=False):
+    """The min over ``axis`` (``None`` = all axes)."""
+    return M.ReduceMin(keepdims)(input, _reduce_axis(axis))
+
+
+def _arg_extremum(cls, input, axis, keepdims):
+    if axis is None:
+        index, value = cls(0, False)(_reshape(input, (-1,)))
+        return value, index
+    index, value = cls(axis, keepdims)(input)
+    return value, index
+
+
+def max(input, axis=None, keepdims=False):
+    """MindSpore 2.x ``ops.max``: ``(values, indices)`` along ``axis``.
+
+    With ``axis=None`` the index is into the flattened input (MindSpore
+    documents a fixed 0 there).  The values' gradient goes to the index found.
+    """
+    return _arg_extremum(M.ArgMaxWithValue, input, axis, keepdims)
+
+
+def min(input, axis=None, keepdims=False):
+    """MindSpore 2.x ``ops.min``: ``(values, indices)`` along ``axis``."""
+    return _arg_extremum(M.ArgMinWithValue, input, axis, keepdims)
+
+
+def argmax_with_value(x, axis=0, keep_dims=False):
+    return M.ArgMaxWithValue(axis, keep_dims)(x)
+
+
+def argmin_with_value(x, axis=0, keep_dims=False):
+    return M.ArgMinWithValue(axis, keep_dims)(x)
+
+
+def prod(input, axis=None, keep_dims=False, dtype=None):
+    """Product over ``axis`` (``None`` = all axes)."""
+    _unsupported("ops.prod", "dtype", dtype)
+    return M.ReduceProd(keep_dims)(input, _reduce_axis(axis))
+
+
+def cumsum(x, axis, dtype=None):
+    """Cumulative sum along ``axis``."""
+    _unsupported("ops.cumsum", "dtype", dtype)
+    return M.CumSum()(x, axis)
+
+
+def logsumexp(input, axis, keep_dims=False):
+    """``log(sum(exp(input)))`` over ``axis``, computed stably."""
+    return M.LogSumExp(keep_dims)(input, axis)
+
+
+# --------------------------------------------------------------------- norms
+@constexpr
+def _norm_dims(dim):
+    """``dim`` as ``None`` or a tuple of ints."""
+    if dim is None:
+        return None
+    if isinstance(dim, int):
+        return (dim,)
+    return tuple(dim)
+
+
+@constexpr
+def _check_vector_ord(ord):
+    if isinstance(ord, str):
+        raise ValueError("norm: ord=%r is a matrix norm; give two dims" % (ord,))
+    return ord
+
+
+@constexpr
+def _check_matrix_ord(ord):
+    if ord in (2, -2, "nuc"):
+        raise ValueError("norm: the matrix norm ord=%r (singular values) is not supported "
+                         "by s2sad; use ord='fro', 1, -1, inf or -inf" % (ord,))
+    if ord not in (1, -1, _INF, -_INF, "fro", None):
+        raise ValueError("norm: invalid matrix norm ord=%r" % (ord,))
+    return ord
+
+
+def _vector_norm(x, ord, axis, keepdim):
+    """The p-norm over ``axis`` (``()`` = all axes)."""
+    if ord == 2:
+        return _sqrt(M.ReduceSum(keepdim)(x * x, axis))
+    if ord == 1:
+        return M.ReduceSum(keepdim)(_abs(x), axis)
+    if ord == _INF:
+        return M.ReduceMax(keepdim)(_abs(x), axis)
+    if ord == -_INF:
+        return M.ReduceMin(keepdim)(_abs(x), axis)
+    if ord == 0:
+        return M.ReduceSum(keepdim)(_ones_like(x) * M.NotEqual()(x, 0), axis)
+    return M.ReduceSum(keepdim)(_abs(x) ** ord, axis) ** (1.0 / ord)
+
+
+def _matrix_norm(x, ord, dims, keepdim):
+    """Frobenius, 1 (max column sum), inf (max row sum) and their -1/-inf minima."""
+    if ord == "fro" or ord is None:
+        return _sqrt(M.ReduceSum(keepdim)(x * x, dims))
+    if ord == 1 or ord == -1:
+        sum_axis = dims[0]
+        pick_axis = dims[1]
+    else:
+        sum_axis = dims[1]
+        pick_axis = dims[0]
+    sums = M.ReduceSum(True)(_abs(x), sum_axis)
+    if ord > 0:
+        picked = M.ReduceMax(True)(sums, pick_axis)
+    else:
+        picked = M.ReduceMin(True)(sums, pick_axis)
+    if keepdim:
+        return picked
+    return M.ReduceSum(False)(picked, dims)  # drops the two size-1 axes
+
+
+def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
+    """MindSpore 2.x ``ops.norm``: vector norms over one dim, matrix norms over two.
+
+    ``ord``: None/2 (Euclidean; Frobenius over two dims), 1, inf, -inf, other
+    p for vectors, 'fro', 1, -1, inf, -inf for matrices (the spectral and
+    nuclear norms are not supported).  With ``dim=None`` and ``ord=None`` the
+    input is treated as one flat vector; with another ``ord`` the input must be
+    1-D or 2-D, checked at run time.  The 2-norm has no gradient at 0.
+    """
+    _unsupported("ops.norm", "dtype", dtype)
+    dims = _norm_dims(dim)
+    if dims is None:
+        if ord is None or ord == "fro":
+            return _vector_norm(A, 2, (), keepdim)
+        if ord == 1 or ord == -1 or ord == _INF or ord == -_INF:
+            matrix = _reshape(A, M.NormShape("matrix", ord)(A))
+            value = _matrix_norm(matrix, ord, (0, 1), False)
+            if keepdim:
+                return _reshape(value, M.NormShape("kept", ord)(A))
+            return value
+        vector = _reshape(A, M.NormShape("vector", _check_vector_ord(ord))(A))
+        return _vector_norm(vector, ord, (), keepdim)
+    if len(dims) == 1:
+        return _vector_norm(A, 2 if ord is None else _check_vector_ord(ord), dims, keepdim)
+    return _matrix_norm(A, _check_matrix_ord(ord), dims, keepdim)
+
+
+# ------------------------------------------------------ NumPy's signatures
 def _np_sum(a, axis=None, keepdims=False):
     return sum(a, axis, keepdims)
 
@@ -101,15 +535,87 @@ def _np_mean(a, axis=None, keepdims=False):
     return mean(a, axis, keepdims)
 
 
+def _np_max(a, axis=None, out=None, keepdims=False):
+    _unsupported("np.max", "out", out)
+    return amax(a, axis, keepdims)
+
+
+def _np_min(a, axis=None, out=None, keepdims=False):
+    _unsupported("np.min", "out", out)
+    return amin(a, axis, keepdims)
+
+
+def _np_prod(a, axis=None, dtype=None, out=None, keepdims=False):
+    _unsupported("np.prod", "dtype", dtype)
+    _unsupported("np.prod", "out", out)
+    return M.ReduceProd(keepdims)(a, _reduce_axis(axis))
+
+
+def _np_cumsum(a, axis=None, dtype=None, out=None):
+    _unsupported("np.cumsum", "dtype", dtype)
+    _unsupported("np.cumsum", "out", out)
+    if axis is None:
+        return M.CumSum()(_reshape(a, (-1,)), 0)
+    return M.CumSum()(a, axis)
+
+
+def _np_round(a, decimals=0, out=None):
+    _unsupported("np.round", "out", out)
+    return round(a, decimals=decimals)
+
+
+def _np_matmul(x1, x2):
+    return _matmul_ext(x1, x2)
+
+
+def _np_dot(a, b, out=None):
+    _unsupported("np.dot", "out", out)
+    return _dot(a, b)
+
+
+def _np_outer(a, b, out=None):
+    _unsupported("np.outer", "out", out)
+    return _outer(a, b)
+
+
+def _np_tensordot(a, b, axes=2):
+    return M.Tensordot(axes)(a, b)
+
+
+def _np_linalg_norm(x, ord=None, axis=None, keepdims=False):
+    return norm(x, ord, axis, keepdims)
+
+
+def _np_inv(a):
+    return _inverse(a)
+
+
+def _np_det(a):
+    return _det(a)
+
+
 #: NumPy functions met in differentiated code -> the functional form to inline
 NUMPY = {
-    np.sin: sin, np.cos: cos, np.exp: exp, np.log: log, np.tanh: tanh, np.sqrt: sqrt,
-    np.square: square, np.add: add, np.subtract: sub, np.multiply: mul, np.divide: div,
-    np.true_divide: div, np.power: pow, np.negative: neg, np.matmul: matmul,
-    np.sum: _np_sum, np.mean: _np_mean,
+    np.sin: sin, np.cos: cos, np.tan: tan, np.exp: exp, np.expm1: expm1, np.exp2: exp2,
+    np.log: log, np.log1p: log1p, np.log2: log2, np.log10: log10, np.tanh: tanh,
+    np.sinh: sinh, np.cosh: cosh, np.arcsin: asin, np.arccos: acos, np.arctan: atan,
+    np.arcsinh: asinh, np.arccosh: acosh, np.arctanh: atanh, np.arctan2: atan2,
+    np.sqrt: sqrt, np.reciprocal: reciprocal, np.square: square, np.abs: abs,
+    np.absolute: abs, np.sign: sign, np.floor: floor, np.ceil: ceil, np.round: _np_round,
+    np.add: add, np.subtract: sub, np.multiply: mul, np.divide: div, np.true_divide: div,
+    np.power: pow, np.negative: neg, np.floor_divide: floor_div, np.mod: floor_mod,
+    np.remainder: floor_mod, np.maximum: maximum, np.minimum: minimum,
+    np.logaddexp: logaddexp, np.logical_and: logical_and, np.logical_or: logical_or,
+    np.logical_not: logical_not,
+    np.sum: _np_sum, np.mean: _np_mean, np.max: _np_max, np.amax: _np_max, np.min: _np_min,
+    np.amin: _np_min, np.prod: _np_prod, np.cumsum: _np_cumsum,
+    np.matmul: _np_matmul, np.dot: _np_dot, np.inner: inner, np.outer: _np_outer,
+    np.tensordot: _np_tensordot, np.linalg.norm: _np_linalg_norm, np.linalg.inv: _np_inv,
+    np.linalg.det: _np_det,
 }
 
 
+# ------------------------------------------------------------ tensor methods
 def _method_sum(x, axis=None, keepdims=False, keep_dims=False):
     return sum(x, axis, keepdims or keep_dims)
 
@@ -118,14 +624,74 @@ def _method_mean(x, axis=None, keepdims=False, keep_dims=False):
     return mean(x, axis, keepdims or keep_dims)
 
 
+def _method_max(x, axis=None, keepdims=False, keep_dims=False, *, initial=None, where=None,
+                return_indices=False):
+    """``Tensor.max``/``ndarray.max``: the values (and indices if ``return_indices``)."""
+    _unsupported("Tensor.max", "initial", initial)
+    _unsupported("Tensor.max", "where", where)
+    if return_indices:
+        return max(x, axis, keepdims or keep_dims)
+    return amax(x, axis, keepdims or keep_dims)
+
+
+def _method_min(x, axis=None, keepdims=False, keep_dims=False, *, initial=None, where=None,
+                return_indices=False):
+    """``Tensor.min``/``ndarray.min``: the values (and indices if ``return_indices``)."""
+    _unsupported("Tensor.min", "initial", initial)
+    _unsupported("Tensor.min", "where", where)
+    if return_indices:
+        return min(x, axis, keepdims or keep_dims)
+    return amin(x, axis, keepdims or keep_dims)
+
+
+# ``out`` is accepted (and must be None) because NumPy's np.prod(t), np.cumsum(t)
+# and np.round(t) call these methods with it
+def _method_prod(x, axis=None, keep_dims=False, dtype=None, out=None, keepdims=False):
+    _unsupported("Tensor.prod", "dtype", dtype)
+    _unsupported("Tensor.prod", "out", out)
+    return M.ReduceProd(keep_dims or keepdims)(x, _reduce_axis(axis))
+
+
+def _method_cumsum(x, axis=None, dtype=None, out=None):
+    return _np_cumsum(x, axis, dtype, out)
+
+
+def _method_norm(x, ord=None, dim=None, keepdim=False, *, dtype=None):
+    return norm(x, ord, dim, keepdim, dtype=dtype)
+
+
+def _method_round(x, decimals=0, out=None):
+    _unsupported("Tensor.round", "out", out)
+    return round(x, decimals=decimals)
+
+
+def _method_logsumexp(x, axis, keepdims=False, keep_dims=False):
+    return logsumexp(x, axis, keepdims or keep_dims)
+
+
 #: Tensor/ndarray methods met in differentiated code -> function(self, ...)
 TENSOR_METHODS = {
-    "sum": _method_sum, "mean": _method_mean, "exp": exp, "log": log, "sqrt": sqrt,
-    "square": square,
+    "sum": _method_sum, "mean": _method_mean, "max": _method_max, "min": _method_min,
+    "amax": amax, "amin": amin, "prod": _method_prod, "cumsum": _method_cumsum,
+    "logsumexp": _method_logsumexp, "norm": _method_norm,
+    "exp": exp, "expm1": expm1, "log": log, "log1p": log1p, "log2": log2, "log10": log10,
+    "sqrt": sqrt, "rsqrt": rsqrt, "square": square, "reciprocal": reciprocal,
+    "sin": sin, "cos": cos, "tan": tan, "tanh": tanh, "sinh": sinh, "cosh": cosh,
+    "asin": asin, "acos": acos, "atan": atan, "arcsin": asin, "arccos": acos,
+    "arctan": atan, "asinh": asinh, "acosh": acosh, "atanh": atanh, "arcsinh": asinh,
+    "arccosh": acosh, "arctanh": atanh, "atan2": atan2, "erf": erf, "erfc": erfc,
+    "abs": abs, "absolute": abs, "sign": sign, "floor": floor, "ceil": ceil,
+    "round": _method_round, "maximum": maximum, "minimum": minimum,
+    "matmul": _np_matmul, "dot": _np_dot, "outer": outer,
 }
 
 #: Tensor/ndarray attributes -> function(self)
 TENSOR_PROPERTIES = {}
 
+
+# ``abs(x)`` on a runtime value inside differentiated code stages Abs
+register_runtime_builtin(builtins.abs)(abs)
+
 __all__ = [_n for _n, _v in list(globals().items())
-           if not _n.startswith("_") and callable(_v) and getattr(_v, "__module__", None) == __name__]
+           if not _n.startswith("_") and callable(_v) and getattr(_v, "__module__", None) == __name__
+           and _n not in ("constexpr", "register_runtime_builtin")]
