@@ -81,6 +81,17 @@ class _Adjoints:
         return [self.vars[i] for i in self.contribs]
 
 
+def _is_zero(g, zero_ids):
+    """A gradient known to be zero: a ZerosLike result or a constant None/zero."""
+    if isinstance(g, Var):
+        return g.id in zero_ids
+    if isinstance(g, Const):
+        v = g.value
+        return v is None or (isinstance(v, np.ndarray) and not v.any()) or \
+            (np.ndim(v) == 0 and not isinstance(v, (tuple, list)) and v == 0)
+    return False
+
+
 # ------------------------------------------------------------------ activity
 def _loop_parts(op):
     """``(inits, body, carried params, index param or None)`` of a loop op."""
@@ -232,6 +243,8 @@ class _Reverse:
     def distribute(self, adj, arg, g, getter, op):
         """Add gradient structure ``g`` to the adjoints of ``arg``'s active leaves."""
         if isinstance(arg, tuple):
+            if _is_zero(g, self.zero_ids):
+                return      # "no gradient" for a whole tuple input (e.g. an index)
             if not isinstance(g, tuple) or len(g) != len(arg):
                 if isinstance(g, Const) and isinstance(g.value, tuple) and len(g.value) == len(arg):
                     g = tuple(Const(x) for x in g.value)
