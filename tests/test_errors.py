@@ -62,10 +62,9 @@ class WithNet(nn.Cell):
         return y
 
 
-class LambdaNet(nn.Cell):
+class YieldNet(nn.Cell):
     def construct(self, x):
-        double = lambda v: v * 2.0  # <- here  # noqa: E731
-        return double(x)
+        yield x * 2.0  # <- here
 
 
 class GlobalNet(nn.Cell):
@@ -93,7 +92,7 @@ class ForElseNet(nn.Cell):
 
 
 @pytest.mark.parametrize("cls,what", [(TryNet, "'try'"), (WithNet, "'with'"),
-                                      (LambdaNet, "lambda"), (GlobalNet, "'global'"),
+                                      (YieldNet, "'yield'"), (GlobalNet, "'global'"),
                                       (WhileElseNet, "'while...else...'")],
                          ids=lambda v: getattr(v, "__name__", v))
 def test_unsupported_syntax_points_at_the_line(cls, what):

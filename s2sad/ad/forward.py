@@ -45,6 +45,8 @@ class _Forward:
         for op in ops:
             if isinstance(op.prim, C.If):
                 self.op_if(op, tan)
+            elif isinstance(op.prim, C.CustomBprop):
+                self.op_custom(op, tan)
             elif isinstance(op.prim, (C.While, C.ForRange)):
                 self.op_loop(op, tan)
             else:
@@ -111,6 +113,17 @@ class _Forward:
         t_outs = [Var(AdjointOf(op.outs[k], "t_")) for k in wanted]
         self.b.ops.append(Op(op.prim, op.args, list(op.outs) + t_outs, op.loc, op.origin,
                              regions))
+        for k, t in zip(wanted, t_outs):
+            tan[op.outs[k].id] = t
+
+    def op_custom(self, op, tan):
+        """Forward mode differentiates a custom-bprop Cell's construct itself."""
+        (region,) = op.regions
+        ops, t_res = self.region(region, tan)
+        wanted = [k for k, t in enumerate(t_res) if t is not None]
+        t_outs = [Var(AdjointOf(op.outs[k], "t_")) for k in wanted]
+        self.b.ops.append(Op(op.prim, op.args, list(op.outs) + t_outs, op.loc, op.origin, [
+            Region((), ops, tuple(region.result) + tuple(t_res[k] for k in wanted))]))
         for k, t in zip(wanted, t_outs):
             tan[op.outs[k].id] = t
 

@@ -201,6 +201,9 @@ class _Reverse:
                     "by this version of s2sad", op.loc,
                     hint="higher-order derivatives work through branches, calls and straight-"
                          "line code; move the loop out of the differentiated gradient")
+            elif isinstance(op.prim, C.CustomBprop):
+                if any(v.id in self.active for v in op.arg_vars()):
+                    self.backprop_custom(op, adj)
             elif op.prim.differentiable and any(v.id in self.active for v in op.arg_vars()):
                 self.backprop_op(op, adj)
 
@@ -239,6 +242,33 @@ class _Reverse:
                    len(op.args)))
         for arg, g in zip(op.args, grads):
             self.distribute(adj, arg, g, getter, op)
+
+    def backprop_custom(self, op, adj):
+        """The Cell's own ``bprop(*inputs, out, dout)`` replaces differentiating it."""
+        b = self.b
+        douts = [adj.total(o, op.loc) for o in op.outs]
+        if all(d is None for d in douts):
+            return
+        douts = [d if d is not None else b.emit(A.ZerosLike(), [o], op.loc)
+                 for d, o in zip(douts, op.outs)]
+        out = op.outs[0] if len(op.outs) == 1 else tuple(op.outs)
+        dout = douts[0] if len(douts) == 1 else tuple(douts)
+        cell = op.prim.cell
+        saved = (b.loc_override, b.origin)
+        b.origin = "%s.bprop" % type(cell).__name__
+        try:
+            grads = b.call_function(type(cell).bprop, list(op.args) + [out, dout], loc=op.loc,
+                                    self_value=Const(cell, op.prim.path))
+        finally:
+            b.loc_override, b.origin = saved
+        if not isinstance(grads, tuple) or len(grads) != len(op.args):
+            raise RuleError("%s.bprop returned %s gradients for %d inputs; it must return a "
+                            "tuple with one gradient per input"
+                            % (type(cell).__name__,
+                               len(grads) if isinstance(grads, tuple) else "a non-tuple of",
+                               len(op.args)))
+        for arg, g in zip(op.args, grads):
+            self.distribute(adj, arg, g, type(cell).bprop, op)
 
     def distribute(self, adj, arg, g, getter, op):
         """Add gradient structure ``g`` to the adjoints of ``arg``'s active leaves."""

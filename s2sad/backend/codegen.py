@@ -232,6 +232,17 @@ class CodeGen:
         lines.append("%sfor %s in %s:" % (indent, i, rng))
         self.block(body.ops, lines, indent + "    ", names, body.result)
 
+    def st_CustomBprop(self, op, lines, indent):
+        (region,) = op.regions
+        names = [self.namer.define(o) for o in op.outs]
+        for res, name in zip(region.result, names):
+            self._alias_result(res, name, region)
+        lines.append("%s# %s(...) (its gradient is %s.bprop)" % (
+            indent, type(op.prim.cell).__name__, type(op.prim.cell).__name__))
+        for o in region.ops:
+            self.statement(o, lines, indent)
+        self.assign(names, region.result, lines, indent)
+
     def st_NewStack(self, op, lines, indent):
         lines.append("%s%s = []" % (indent, self.namer.define(op.outs[0], op)))
 

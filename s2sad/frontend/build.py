@@ -13,6 +13,7 @@ Python ``tuple`` of abstract values (tuples are compile-time structure) or a
 ``Bound`` method of a runtime value (``x.sum``).
 """
 import builtins
+import functools
 import inspect
 import operator
 
@@ -28,6 +29,7 @@ from .parse import get_source_info, describe
 from .fence import fence
 from . import resolve
 from .control import ControlFlow, ESC, RET, RETVAL, BRK, NeedsConstant, MAX_UNROLL
+from .closures import Closures, Closure, Partial
 from ..ir import control as C
 
 MAX_INLINE_DEPTH = 64
@@ -108,9 +110,10 @@ class Scope:
         self.env = env
         self.globals = getattr(fn, "__globals__", {})
         self.closure = resolve.closure_vars(fn)
+        self.parent = None      # the defining scope of a nested def / lambda
 
 
-class Builder(ControlFlow):
+class Builder(ControlFlow, Closures):
     """Stages one program's operations into a list of SSA ops."""
 
     def __init__(self, root=None):
@@ -396,6 +399,11 @@ class Builder(ControlFlow):
     def lookup(self, name, scope, node):
         if name in scope.env:
             return self.checked(name, scope.env[name], scope, node)
+        outer = scope.parent
+        while outer is not None:
+            if name in outer.env:
+                return self.checked(name, outer.env[name], outer, node)
+            outer = outer.parent
         if name in scope.closure:
             return self.lift(scope.closure[name])
         if name in scope.globals:
@@ -618,6 +626,10 @@ class Builder(ControlFlow):
         if isinstance(func, Bound):
             return self.call_function(tensor_methods.METHODS[func.name], [func.var] + list(args),
                                       kwargs, loc)
+        if isinstance(func, Closure):
+            return self.call_closure(func, list(args), dict(kwargs), loc)
+        if isinstance(func, Partial):
+            return self.call_partial(func, args, kwargs, loc)
         if not isinstance(func, Const):
             raise CompileError("calling a runtime value is not supported", loc)
         f = func.value
@@ -641,9 +653,7 @@ class Builder(ControlFlow):
         if target is not None:
             kind, fn, self_value = target
             if kind == "custom_bprop":
-                raise CompileError("Cell %s defines a custom 'bprop'; Cells with custom bprops "
-                                   "are not supported by this version of s2sad"
-                                   % type(self_value).__name__, loc)
+                return self.call_custom_bprop(self_value, func.path, args, kwargs, loc)
             if kind == "cell":
                 return self.call_function(fn, args, kwargs, loc,
                                           self_value=Const(self_value, func.path))
@@ -652,8 +662,14 @@ class Builder(ControlFlow):
             if kind == "method":
                 return self.call_function(fn, args, kwargs, loc, self_value=self.lift(
                     self_value, func.path[:-1] if func.path else None))
+        if isinstance(f, functools.partial):
+            return self.call(self.lift(f.func), [self.lift(a) for a in f.args] + list(args),
+                             dict({k: self.lift(v) for k, v in f.keywords.items()}, **kwargs), loc)
         if all(is_const(a) for a in args) and all(is_const(v) for v in kwargs.values()):
             return self.evaluate(f, args, kwargs, loc)
+        special = self.call_special(f, args, kwargs, loc)
+        if special is not None:
+            return special
         iterable = self.iterable_builtin(f, args, loc)
         if iterable is not None:
             return iterable
@@ -669,6 +685,34 @@ class Builder(ControlFlow):
             "Python function with readable source" % describe(f), loc,
             hint="wrap it in a Primitive subclass and register its rule with "
                  "@bprop_getters.register(YourPrimitive)")
+
+    def call_custom_bprop(self, cell, path, args, kwargs, loc):
+        """A Cell with its own ``bprop``: its construct inlined in a ``CustomBprop`` op."""
+        if kwargs:
+            raise CompileError("a Cell with a custom bprop takes positional inputs only", loc)
+        n_in = len(inspect.signature(type(cell).construct).parameters) - 1
+        bprop_params = [p for p in inspect.signature(type(cell).bprop).parameters.values()]
+        if len(bprop_params) - 1 != n_in + 2 or any(
+                p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in bprop_params):
+            raise CompileError("The params of function 'bprop' of Primitive or Cell requires the "
+                               "forward inputs as well as the 'out' and 'dout'.", loc,
+                               hint="define bprop(self, %s, out, dout) for %s"
+                               % (", ".join("x%d" % i for i in range(n_in)),
+                                  type(cell).__name__))
+        saved = self.ops
+        self.ops = []
+        try:
+            result = self.call_function(type(cell).construct, args, loc=loc,
+                                        self_value=Const(cell, path))
+            body = self.ops
+        finally:
+            self.ops = saved
+        outs = [Var() for _ in leaves(result)]
+        it = iter(outs)
+        structured = map_structure(lambda _: next(it), result)
+        self.ops.append(Op(C.CustomBprop(cell, path), [canon(a) for a in args], outs, loc,
+                           regions=[Region((), body, tuple(leaves(result)))]))
+        return structured
 
     def call_grad(self, gf, args, kwargs, loc):
         """Inline the adjoint program of ``gf`` applied to ``args`` (higher order).

@@ -10,11 +10,8 @@ from ..errors import UnsupportedSyntaxError
 
 # node type -> what to tell the user
 _REJECTED = {
-    gast.Lambda: "lambda expressions are not supported by this version of s2sad",
-    gast.ListComp: "list comprehensions are not supported by this version of s2sad",
     gast.SetComp: "set comprehensions are not supported",
     gast.DictComp: "dict comprehensions are not supported",
-    gast.GeneratorExp: "generator expressions are not supported",
     gast.Yield: "generators ('yield') cannot be differentiated",
     gast.YieldFrom: "generators ('yield from') cannot be differentiated",
     gast.Await: "'await' cannot be differentiated",
@@ -43,9 +40,7 @@ def fence(info):
         if node is root:
             continue
         msg = _REJECTED.get(type(node))
-        if isinstance(node, gast.FunctionDef):
-            msg = "nested function definitions are not supported by this version of s2sad"
-        elif isinstance(node, gast.For) and node.orelse:
+        if isinstance(node, gast.For) and node.orelse:
             msg = "The 'for...else...' statement is not supported now."
         elif isinstance(node, gast.While) and node.orelse:
             msg = "The 'while...else...' statement is not supported now."

@@ -96,3 +96,23 @@ class Copy(Primitive):
 
     def emit(self, x):
         return x
+
+
+class CustomBprop(Primitive):
+    """A Cell call whose gradient is the Cell's own ``bprop``.
+
+    The op's one region holds the inlined ``construct`` (what runs forward);
+    reverse mode calls ``cell.bprop(*inputs, out, dout)`` instead of
+    differentiating the region.  Written by codegen as the region's code.
+    """
+
+    def __init__(self, cell, path):
+        super().__init__(cell_class=type(cell).__name__)
+        self.cell = cell
+        self.path = path
+
+    def key(self):
+        return (type(self), id(self.cell))
+
+    def emit(self, *args):
+        raise TypeError("CustomBprop is written as a statement by codegen")

@@ -1,0 +1,208 @@
+"""Nested functions, lambdas, ``functools.partial``, ``map`` and comprehensions.
+
+A nested ``def`` or ``lambda`` evaluates to a ``Closure``: its tree plus the
+scope it was defined in.  Calling one inlines its body in a new scope whose
+free names resolve through the defining scope at call time (Python's late
+binding), so a closure passed to a helper, returned from a function or stored
+in a tuple works anywhere.  Because the body is inlined where it is called,
+whatever it reads -- outer tensors, arguments, ``self`` Parameters -- is an
+ordinary SSA value of the caller, and its gradient flows back to the enclosing
+scope with no extra machinery.
+"""
+import functools
+import inspect
+
+import gast
+
+from ..errors import CompileError
+from ..ir.nodes import Var, Const
+
+
+class Closure:
+    """A function defined inside differentiated code, with its defining scope."""
+
+    def __init__(self, node, scope, defaults, name):
+        self.node = node
+        self.scope = scope
+        self.defaults = defaults
+        self.name = name
+
+    def __repr__(self):
+        return "<closure %s>" % self.name
+
+
+class Partial:
+    """``functools.partial(func, *args, **kwargs)`` over abstract values."""
+
+    def __init__(self, func, args, kwargs):
+        self.func = func
+        self.args = list(args)
+        self.kwargs = dict(kwargs)
+
+
+class Closures:
+    """Mixin of ``Builder``."""
+
+    def st_FunctionDef(self, node, scope):
+        scope.env[node.name] = self.make_closure(node, node.args, scope, node.name)
+
+    def ex_Lambda(self, node, scope):
+        return self.make_closure(node, node.args, scope, "<lambda>")
+
+    def make_closure(self, node, args, scope, name):
+        if node.decorator_list if isinstance(node, gast.FunctionDef) else False:
+            raise CompileError("decorators on nested functions are not supported",
+                               scope.info.loc(node))
+        defaults = [self.eval(d, scope) for d in args.defaults]
+        kw_defaults = {a.id: self.eval(d, scope)
+                       for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None}
+        return Closure(node, scope, (defaults, kw_defaults), name)
+
+    def call_closure(self, clo, args, kwargs, loc):
+        from .build import Scope
+        from .control import RETVAL
+        node = clo.node
+        a = node.args
+        if a.kwarg is not None:
+            raise CompileError("**kwargs parameters are not supported", clo.scope.info.loc(node))
+        names = [p.id for p in a.args]
+        env = {}
+        if len(args) > len(names) and a.vararg is None:
+            raise CompileError("%s() takes %d positional arguments but %d were given"
+                               % (clo.name, len(names), len(args)), loc)
+        for n, v in zip(names, args):
+            env[n] = v
+        if a.vararg is not None:
+            env[a.vararg.id] = tuple(args[len(names):])
+        defaults, kw_defaults = clo.defaults
+        first_default = len(names) - len(defaults)
+        for i, n in enumerate(names):
+            if n in env:
+                if n in kwargs:
+                    raise CompileError("%s() got multiple values for argument '%s'"
+                                       % (clo.name, n), loc)
+                continue
+            if n in kwargs:
+                env[n] = kwargs.pop(n)
+            elif i >= first_default:
+                env[n] = defaults[i - first_default]
+            else:
+                raise CompileError("%s() missing required argument '%s'" % (clo.name, n), loc)
+        for p in a.kwonlyargs:
+            if p.id in kwargs:
+                env[p.id] = kwargs.pop(p.id)
+            elif p.id in kw_defaults:
+                env[p.id] = kw_defaults[p.id]
+            else:
+                raise CompileError("%s() missing keyword argument '%s'" % (clo.name, p.id), loc)
+        if kwargs:
+            raise CompileError("%s() got unexpected keyword arguments %s"
+                               % (clo.name, ", ".join(sorted(kwargs))), loc)
+        outer = clo.scope
+        scope = Scope(outer.info, outer.fn, env)
+        scope.parent = outer
+        if self.depth >= 64:
+            raise CompileError("calls nest deeper than 64 levels while inlining %s" % clo.name, loc)
+        self.depth += 1
+        try:
+            if isinstance(node, gast.Lambda):
+                return self.eval(node.body, scope)
+            self.exec_block(node.body, scope)
+            return scope.env.get(RETVAL, Const(None))
+        finally:
+            self.depth -= 1
+
+    # ------------------------------------------------------------ partial/map
+    def call_special(self, f, args, kwargs, loc):
+        """``functools.partial``, ``map`` and friends applied to abstract values."""
+        if f is functools.partial:
+            if not args:
+                raise CompileError("partial() needs a function", loc)
+            return Partial(args[0], args[1:], kwargs)
+        if f is map:
+            if len(args) < 2:
+                raise CompileError("map() needs a function and a sequence", loc)
+            seqs = [self.static_sequence(s) for s in args[1:]]
+            if any(s is None for s in seqs):
+                raise CompileError("map() over a runtime value is not supported; use a loop",
+                                   loc)
+            return tuple(self.call(args[0], list(items), {}, loc) for items in zip(*seqs))
+        if f in (tuple, list) and len(args) == 1 and not kwargs:
+            seq = self.static_sequence(args[0])
+            if seq is not None:
+                return tuple(seq)
+        if f in (sum,) and len(args) >= 1:
+            seq = self.static_sequence(args[0])
+            if seq is not None:
+                from ..ops.operations import math_ops as M
+                total = args[1] if len(args) > 1 else Const(0)
+                for item in seq:
+                    total = self.binop(gast.Add, total, item, loc)
+                return total
+        if f in (min, max) and len(args) >= 1 and not kwargs:
+            seq = args if len(args) > 1 else self.static_sequence(args[0])
+            if seq is not None and all(isinstance(s, Const) for s in seq):
+                return Const(f(s.value for s in seq))
+        if f is isinstance and len(args) == 2 and isinstance(args[1], Const):
+            from ..tensor import Tensor
+            import numpy as np
+            if isinstance(args[0], Var):
+                kinds = args[1].value if isinstance(args[1].value, tuple) else (args[1].value,)
+                return Const(any(k in (Tensor, np.ndarray) for k in kinds))
+            if isinstance(args[0], tuple):
+                return Const(isinstance((), args[1].value))
+        return None
+
+    def call_partial(self, p, args, kwargs, loc):
+        merged = dict(p.kwargs)
+        merged.update(kwargs)
+        return self.call(p.func, p.args + list(args), merged, loc)
+
+    # ---------------------------------------------------------- comprehensions
+    def ex_ListComp(self, node, scope):
+        return self._comprehension(node, scope, lambda: self.eval(node.elt, scope))
+
+    ex_GeneratorExp = ex_ListComp
+
+    def _comprehension(self, node, scope, element):
+        """A comprehension over sequences known while compiling, unrolled."""
+        saved_env = scope.env
+        scope.env = dict(saved_env)
+        out = []
+        try:
+            self._generate(node.generators, 0, scope, element, out)
+        finally:
+            scope.env = saved_env
+        return tuple(out)
+
+    def _generate(self, gens, i, scope, element, out):
+        if i == len(gens):
+            out.append(element())
+            return
+        gen = gens[i]
+        seq = self.static_sequence(self.eval(gen.iter, scope))
+        if seq is None:
+            raise CompileError("comprehensions over runtime values are not supported; write a "
+                               "for loop", scope.info.loc(gen.iter))
+        for item in seq:
+            self.assign(gen.target, item, scope)
+            keep = True
+            for cond in gen.ifs:
+                c = self.eval(cond, scope)
+                if not isinstance(c, Const):
+                    raise CompileError("a comprehension's condition must be known while "
+                                       "compiling", scope.info.loc(cond))
+                keep = keep and bool(c.value)
+            if keep:
+                self._generate(gens, i + 1, scope, element, out)
+
+
+def is_partial_object(f):
+    return isinstance(f, functools.partial)
+
+
+def signature_of(f):
+    try:
+        return inspect.signature(f)
+    except (TypeError, ValueError):
+        return None
