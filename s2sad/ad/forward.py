@@ -85,8 +85,13 @@ class _Forward:
                 t.hint = AdjointOf(o, "t_")
             tan[o.id] = t
 
-    def region(self, region, tan, extra_params=()):
-        """``(ops, tangents of results or None)`` of ``region`` under ``tan``."""
+    def region(self, region, tan, extra_params=(), export=False):
+        """``(ops, tangents of results or None)`` of ``region`` under ``tan``.
+
+        With ``export``, tangents of values defined inside the region are also
+        recorded in ``tan``: code after a branch may read a value the branch
+        defined (the backward sweep of the same branch does).
+        """
         saved = self.b.ops
         self.b.ops = []
         local = dict(tan)
@@ -95,12 +100,16 @@ class _Forward:
             self.block(region.ops, local)
             res = [self.tangent(local, r) if isinstance(r, Var) else Const(None)
                    for r in region.result]
+            if export:
+                for k, v in local.items():
+                    if k not in tan:
+                        tan[k] = v
             return self.b.ops, [None if isinstance(t, Const) else t for t in res]
         finally:
             self.b.ops = saved
 
     def op_if(self, op, tan):
-        parts = [self.region(r, tan) for r in op.regions]
+        parts = [self.region(r, tan, export=True) for r in op.regions]
         wanted = [k for k in range(len(op.outs)) if any(p[1][k] is not None for p in parts)]
         regions = []
         for r, (ops, t_res) in zip(op.regions, parts):

@@ -319,13 +319,14 @@ class _Reverse:
 
     def backprop_if(self, op, adj):
         douts = [adj.total(o, op.loc) for o in op.outs]
-        if all(d is None for d in douts):
-            return
+        inside = _defined([op])
+        if all(d is None for d in douts) and not any(i in inside for i in adj.contribs):
+            return      # nothing flows into the branches
         parts = []
         for r in op.regions:
             ops, child = self.region_adjoint(r, list(zip(r.result, douts)), op.loc)
             parts.append((r, ops, child))
-        inner = _defined([op])
+        inner = inside
         targets = []
         for _, _, child in parts:
             for v in child.pending():
