@@ -167,14 +167,33 @@ class CodeGen:
                                         ", ".join(v for _, v in pairs)))
 
     def _alias_result(self, result, name, region):
-        """Name a branch/body result after the variable it becomes, when safe."""
+        """Name a branch/body result after the variable it becomes, when safe.
+
+        Safe means: the result is defined in the region, read nowhere else, and
+        nothing in the region reads another value of that name after the
+        result is written (e.g. a loop's old carried value).
+        """
         if not isinstance(result, Var) or result.id in self.namer.names:
             return
         if self.uses.get(result.id, 0) != 1:
             return
         if not any(result is o for op in region.ops for o in op.outs):
             return
+        if self._name_read_after(region, result, name):
+            return
         self.namer.alias(result, name)
+
+    def _name_read_after(self, region, result, name):
+        names = self.namer.names
+        seen = False
+        for op in region.ops:
+            if seen and any(v is not result and names.get(v.id) == name
+                            for v in _all_uses(op)):
+                return True
+            if any(o is result for o in op.outs):
+                seen = True
+        return any(isinstance(r, Var) and r is not result and names.get(r.id) == name
+                   for r in region.result)
 
     def st_If(self, op, lines, indent):
         then, orelse = op.regions
@@ -195,10 +214,8 @@ class CodeGen:
             carried = r.params[len(extra_params):] if r is body else r.params
             for p, name in zip(carried, names):
                 self.namer.alias(p, name)
-        carried = body.params[len(extra_params):]
-        for k, (res, name) in enumerate(zip(body.result, names)):
-            if not _read_after(body, res, carried[k]):
-                self._alias_result(res, name, body)
+        for res, name in zip(body.result, names):
+            self._alias_result(res, name, body)
         return names
 
     def st_While(self, op, lines, indent):
@@ -286,17 +303,6 @@ class CodeGen:
         if isinstance(test, Var):
             return exprs.get(test.id, self.render(test) if not region.ops else None)
         return self.render(test)
-
-
-def _read_after(region, value, param):
-    """Whether ``param`` is read after ``value`` is defined in ``region`` (or yielded)."""
-    seen = False
-    for op in region.ops:
-        if seen and any(v is param for v in _all_uses(op)):
-            return True
-        if any(o is value for o in op.outs):
-            seen = True
-    return any(r is param for r in region.result)
 
 
 def _all_uses(op):

@@ -115,6 +115,9 @@ class Closures:
     # ------------------------------------------------------------ partial/map
     def call_special(self, f, args, kwargs, loc):
         """``functools.partial``, ``map`` and friends applied to abstract values."""
+        if f in (int, float, bool) and len(args) == 1 and not kwargs and isinstance(args[0], Var):
+            from ..ir import control as C
+            return self.emit(C.PyCast(f.__name__), [args[0]], loc)
         if f is functools.partial:
             if not args:
                 raise CompileError("partial() needs a function", loc)

@@ -255,8 +255,9 @@ class ControlFlow:
     # --------------------------------------------------------------- loops
     def _carried(self, stmts, scope, extra=()):
         names = [n for n in assigned_names(stmts) if n not in extra]
-        has_exit = _contains(stmts, (gast.Break, gast.Return))
         has_return = _contains(stmts, (gast.Return,), stop_at_loops=False)
+        # a return anywhere inside (even in a nested loop) also ends this loop
+        has_exit = has_return or _contains(stmts, (gast.Break,))
         keys = list(names)
         if has_exit:
             keys.append(BRK)
@@ -267,9 +268,11 @@ class ControlFlow:
     def _loop_inits(self, keys, scope, stmts, loc, probe_env):
         inits = []
         for k in keys:
-            if k in scope.env:
+            if k == BRK:
+                inits.append(Const(False))    # each loop has its own break flag
+            elif k in scope.env:
                 inits.append(scope.env[k])
-            elif k in (BRK, RET):
+            elif k == RET:
                 inits.append(Const(False))
             elif k == RETVAL:
                 inits.append(map_structure(lambda _: Const(None), self._probe_retval(
@@ -315,15 +318,23 @@ class ControlFlow:
                 if not isinstance(leaf, (Var, Const)):
                     raise CompileError("variable '%s' cannot be carried through a loop" % k, loc)
 
-    def _after_loop(self, keys, outs, inits, scope):
+    def _after_loop(self, keys, outs, inits, scope, outer_brk, loc):
+        """Bind the loop's results; restore the enclosing loop's break flag.
+
+        A ``return`` inside this loop also leaves every enclosing loop, so the
+        enclosing loop's break flag becomes ``outer_brk or returned``.
+        """
         for k, out, init in zip(keys, outs, inits):
             for o, i in zip(leaves(out), leaves(init)):
                 if isinstance(i, Const) and i.value is UNDEFINED or \
                         isinstance(i, Var) and i.id in self.maybe_undefined:
                     self.maybe_undefined[o.id] = k
             scope.env[k] = out
-        scope.env.pop(BRK, None)
         ret = scope.env.get(RET)
+        if outer_brk is _MISSING:
+            scope.env.pop(BRK, None)
+        else:
+            scope.env[BRK] = outer_brk if ret is None else self.flag_or(outer_brk, ret, loc)
         if ret is not None:
             scope.env[ESC] = ret
         else:
@@ -361,6 +372,7 @@ class ControlFlow:
 
     def runtime_while(self, node, scope):
         loc = scope.info.loc(node)
+        outer_brk = scope.env.get(BRK, _MISSING)
         if node.orelse:
             raise CompileError("The 'while...else...' statement is not supported now.", loc)
         keys, has_exit, _ = self._carried(node.body, scope)
@@ -377,7 +389,7 @@ class ControlFlow:
                            [x for o in outs for x in leaves(o)], loc, regions=[
             cond, Region([x for p in body_params for x in leaves(p)], ops,
                          [x for r in results for x in leaves(r)])]))
-        self._after_loop(keys, outs, inits, scope)
+        self._after_loop(keys, outs, inits, scope, outer_brk, loc)
 
     def _truth(self, test, loc):
         if isinstance(test, tuple):
@@ -387,12 +399,13 @@ class ControlFlow:
     def runtime_for(self, node, iterable, scope):
         """``for`` over a range, a tensor's first axis, enumerate or zip of them."""
         loc = scope.info.loc(node)
+        outer_brk = scope.env.get(BRK, _MISSING)
         start, stop, step, element = self.iteration(iterable, loc)
         index = Var("i")
         target_names = assigned_names([gast.Assign(targets=[node.target], value=None)])
         keys, has_exit, _ = self._carried(node.body, scope, extra=target_names)
         if has_exit:
-            return self._for_as_while(node, start, stop, step, element, scope, loc)
+            return self._for_as_while(node, start, stop, step, element, scope, loc, outer_brk)
         inits = self._loop_inits(keys, scope, node.body, loc, self._body_env(scope, [], []))
         body_params = self._params(keys, inits)
         env = self._body_env(scope, keys, body_params)
@@ -411,11 +424,12 @@ class ControlFlow:
                            [x for o in outs for x in leaves(o)], loc, regions=[
             Region([index] + [x for p in body_params for x in leaves(p)], ops,
                    [x for r in results for x in leaves(r)])]))
-        self._after_loop(keys, outs, inits, scope)
+        self._after_loop(keys, outs, inits, scope, outer_brk, loc)
 
-    def _for_as_while(self, node, start, stop, step, element, scope, loc):
+    def _for_as_while(self, node, start, stop, step, element, scope, loc, outer_brk):
         """A ``for`` that may ``break`` or ``return`` runs as a ``while`` over its index."""
-        counter = ".for_index"
+        self.n_for = getattr(self, "n_for", 0) + 1
+        counter = ".for_index%d" % self.n_for
         scope.env[counter] = start
         keys, _, _ = self._carried(node.body, scope)
         keys = [counter] + keys
@@ -427,7 +441,9 @@ class ControlFlow:
 
         def test():
             i = cond_params[0]
-            if isinstance(step, Const) and step.value < 0:
+            if not isinstance(step, Const):
+                return self.emit(C.InRange(), [i, stop, step], loc)
+            if step.value < 0:
                 return self.emit(self._cmp("Greater"), [i, stop], loc)
             return self.emit(self._cmp("Less"), [i, stop], loc)
         cond = self._loop_test(test, keys, cond_params, scope, loc)
@@ -452,7 +468,7 @@ class ControlFlow:
                            [x for o in outs for x in leaves(o)], loc, regions=[
             cond, Region([x for p in body_params for x in leaves(p)], ops,
                          [x for r in results for x in leaves(r)])]))
-        self._after_loop(keys, outs, inits, scope)
+        self._after_loop(keys, outs, inits, scope, outer_brk, loc)
         scope.env.pop(counter, None)
 
     def _cmp(self, name):

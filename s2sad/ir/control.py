@@ -116,3 +116,22 @@ class CustomBprop(Primitive):
 
     def emit(self, *args):
         raise TypeError("CustomBprop is written as a statement by codegen")
+
+
+class InRange(Primitive):
+    """Whether a ``range`` index ``i`` has not passed ``stop`` (step's sign known at run time)."""
+    differentiable = False
+
+    def emit(self, i, stop, step):
+        return "(%s < %s if %s > 0 else %s > %s)" % (i, stop, step, i, stop)
+
+
+class PyCast(Primitive):
+    """``int(x)`` / ``float(x)`` / ``bool(x)`` of a runtime value (no gradient)."""
+    differentiable = False
+
+    def __init__(self, to):
+        super().__init__(to=to)
+
+    def emit(self, x):
+        return "%s(%s)" % (self.to, x)

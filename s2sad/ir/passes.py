@@ -47,3 +47,71 @@ def _block(ops, live):
             live.update(inner_live)
             live.update(v.id for v in op.arg_vars())
     return keep
+
+
+def cse(func):
+    """Common-subexpression elimination and copy propagation.
+
+    Two stateless ops with equal primitives (same attributes) and the same
+    arguments compute the same value: the second is dropped and its uses read
+    the first.  ``Copy`` ops are dropped too.  A value computed inside a
+    region is reused only inside it (a branch's values do not exist on the
+    other path); values from enclosing code are reused inside regions.
+    """
+    from .control import Copy
+    subst = {}
+
+    def sub(a):
+        if isinstance(a, tuple):
+            return tuple(sub(x) for x in a)
+        if isinstance(a, Var):
+            while a.id in subst:
+                a = subst[a.id]
+        return a
+
+    def key_of(op):
+        try:
+            args = tuple(_arg_key(a) for a in op.args)
+            k = (op.prim.key(), args)
+            hash(k)
+            return k
+        except TypeError:
+            return None
+
+    def block(ops, table):
+        kept = []
+        for op in ops:
+            op.args = [sub(a) for a in op.args]
+            for r in op.regions:
+                r.ops = block(r.ops, dict(table))
+                r.result = tuple(sub(x) for x in r.result)
+            if isinstance(op.prim, Copy) and isinstance(op.args[0], Var):
+                subst[op.outs[0].id] = op.args[0]
+                continue
+            if op.regions or op.prim.stateful or not op.outs:
+                kept.append(op)
+                continue
+            k = key_of(op)
+            if k is not None and k in table:
+                for o, prev in zip(op.outs, table[k]):
+                    subst[o.id] = prev
+                continue
+            if k is not None:
+                table[k] = op.outs
+            kept.append(op)
+        return kept
+
+    func.body = block(func.body, {})
+    func.result = sub(func.result) if not isinstance(func.result, Var) else sub(func.result)
+    return func
+
+
+def _arg_key(a):
+    if isinstance(a, tuple):
+        return ("t",) + tuple(_arg_key(x) for x in a)
+    if isinstance(a, Var):
+        return ("v", a.id)
+    v = a.value
+    if isinstance(v, list):
+        return ("l", tuple(_arg_key(type(a)(x)) for x in v))
+    return ("c", type(v).__name__, v)
