@@ -160,6 +160,26 @@ def _uses(ops, out=None):
     return out
 
 
+def _only_shape_uses(ops, var):
+    """Whether every use of ``var`` in ``ops`` is at an input that reads only its shape."""
+    for op in ops:
+        for i, a in enumerate(op.args):
+            if any(v is var for v in leaves(a) if isinstance(v, Var)) and \
+                    i not in op.prim.shape_only_inputs:
+                return False
+        for r in op.regions:
+            if not _only_shape_uses(r.ops, var) or any(v is var for v in leaves(r.result)):
+                return False
+    return True
+
+
+def _replace_uses(ops, var, new):
+    for op in ops:
+        op.args = [new if a is var else a for a in op.args]
+        for r in op.regions:
+            _replace_uses(r.ops, var, new)
+
+
 def copy_ops(ops):
     """A copy of the op tree (same Vars) that AD may add stack pushes to."""
     return [Op(op.prim, op.args, op.outs, op.loc, op.origin,
@@ -365,10 +385,7 @@ class _Reverse:
         inner = _defined([op])
         outer = [v for v in child.pending() if v.id not in inner]
         acc_params = [Var(AdjointOf(v)) for v in outer]
-        acc_next = []
-        for v, acc in zip(outer, acc_params):
-            t = child.total(v, loc)
-            acc_next.append(b.emit(M.Add(), [acc, t], loc))
+        acc_next = [self.accumulate(acc, v, child, ops, loc) for v, acc in zip(outer, acc_params)]
         b.ops = saved
 
         # what the backward body reads from the forward iteration goes on stacks
@@ -383,7 +400,7 @@ class _Reverse:
             slot_init.append(d)
         acc_init = []
         for v in outer:
-            z = b.emit(A.ZerosLike(), [v], loc)
+            z = b.emit(C.NewAccumulator(), [v], loc)
             z.hint = AdjointOf(v)
             acc_init.append(z)
         if isinstance(op.prim, C.ForRange):
@@ -404,6 +421,28 @@ class _Reverse:
         for v, o in zip(outer, acc_outs):
             adj.add(v, o)
 
+    def accumulate(self, acc, var, child, ops, loc):
+        """``acc + (this iteration's contributions to var)``, in place where it can.
+
+        A contribution made by ``GetItemGrad(d, var, index)`` (the gradient of
+        reading ``var[index]``) is added at ``index`` only.
+        """
+        b = self.b
+        producers = {out.id: o for o in ops for out in o.outs}
+        rest = []
+        for part in child.contribs.pop(var.id, []):
+            prod = producers.get(part.id) if isinstance(part, Var) else None
+            if prod is not None and isinstance(prod.prim, A.GetItemGrad) and \
+                    prod.args[1] is var:
+                acc = b.emit(C.AccumulateAt(), [acc, prod.args[2], prod.args[0]], loc)
+            else:
+                rest.append(part)
+        child.vars.pop(var.id, None)
+        for part in rest:
+            acc = b.emit(M.Add(), [acc, part], loc)
+        acc.hint = AdjointOf(var)
+        return acc
+
     def plan_stacks(self, op, body, bwd_ops, loc):
         """Push what ``bwd_ops`` reads of each forward iteration; pop it back.
 
@@ -414,6 +453,7 @@ class _Reverse:
         """
         rebound = _defined(bwd_ops)
         needed = {i: v for i, v in _uses(bwd_ops).items() if i not in rebound}
+        self._shapes_only(body, bwd_ops, needed)
         pops = []
         self._push(body, needed, pops, bwd_ops)
         for stack, values, target in pops:
@@ -422,6 +462,18 @@ class _Reverse:
         if isinstance(op.prim, C.While):
             count = self._count_iterations(op)
         return count
+
+    def _shapes_only(self, body, bwd_ops, needed):
+        """Push a ``ShapeOf`` instead of a value the backward body reads only the shape of."""
+        defined_here = {o.id for op in body.ops for o in op.outs}
+        for vid, var in list(needed.items()):
+            if vid not in defined_here or not _only_shape_uses(bwd_ops, var):
+                continue
+            shape = Var(var.hint if isinstance(var.hint, str) else None)
+            body.ops.append(Op(C.HoistedShape(), [var], [shape], None))
+            _replace_uses(bwd_ops, var, shape)
+            del needed[vid]
+            needed[shape.id] = shape
 
     def _push(self, region, needed, pops, bwd_ops):
         """Push from ``region`` (and its branches) the needed values they define."""

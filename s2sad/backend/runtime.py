@@ -21,12 +21,31 @@ def constexpr(fn):
     return fn
 
 
+class ShapeOf:
+    """Stands for an array of this shape where only the shape is needed.
+
+    The forward sweep of a loop pushes one of these instead of a whole array
+    when the backward sweep reads nothing but the array's shape.
+    """
+
+    __slots__ = ("shape", "is_scalar")
+
+    def __init__(self, x):
+        self.shape = np.shape(x)
+        self.is_scalar = isinstance(x, np.generic)
+
+
+def shape_of(x):
+    """``np.shape`` that also accepts a ``ShapeOf``."""
+    return x.shape if type(x) is ShapeOf else np.shape(x)
+
+
 def unbroadcast(dx, x):
     """Sum ``dx`` down to the shape of ``x`` (the adjoint of broadcasting).
 
     Costs one shape comparison when the shapes already agree.
     """
-    shape = np.shape(x)
+    shape = shape_of(x)
     dshape = np.shape(dx)
     if dshape == shape:
         return dx
@@ -41,7 +60,7 @@ def unbroadcast(dx, x):
 
 def broadcast_like(a, x):
     """Broadcast ``a`` to the shape of ``x`` (the adjoint of ``unbroadcast``)."""
-    shape = np.shape(x)
+    shape = shape_of(x)
     if np.shape(a) == shape:
         return a
     return np.broadcast_to(a, shape)
@@ -49,7 +68,8 @@ def broadcast_like(a, x):
 
 def _same_kind(out, x):
     # a 0-d result for a NumPy scalar input stays a NumPy scalar
-    if isinstance(x, np.generic) and isinstance(out, np.ndarray) and out.ndim == 0:
+    scalar = x.is_scalar if type(x) is ShapeOf else isinstance(x, np.generic)
+    if scalar and isinstance(out, np.ndarray) and out.ndim == 0:
         return out[()]
     return out
 
@@ -65,7 +85,7 @@ def expand_reduced(dout, x, axis, keep_dims):
     """Reinsert reduced axes into ``dout`` so it broadcasts against ``x``."""
     if keep_dims:
         return dout
-    ndim = np.ndim(x)
+    ndim = len(shape_of(x))
     if axis is None or axis == ():
         return np.reshape(dout, (1,) * ndim)
     if isinstance(axis, int):
@@ -76,7 +96,7 @@ def expand_reduced(dout, x, axis, keep_dims):
 
 def reduced_count(x, axis):
     """Number of elements each reduced value averages over."""
-    shape = np.shape(x)
+    shape = shape_of(x)
     if axis is None or axis == ():
         return int(np.prod(shape)) if shape else 1
     if isinstance(axis, int):
@@ -105,11 +125,30 @@ def check_sens(sens, out, path="output"):
     return sens
 
 
+def _basic_index(index):
+    """An index that names each position at most once (no integer/bool arrays)."""
+    parts = index if isinstance(index, tuple) else (index,)
+    return all(p is None or p is Ellipsis or isinstance(p, (int, np.integer, slice))
+               for p in parts)
+
+
 def getitem_grad(dout, x, index):
     """Zeros like ``x`` with ``dout`` scattered (added) at ``index``."""
-    out = np.zeros(np.shape(x), dtype=np.result_type(dout))
-    np.add.at(out, index, dout)
+    out = np.zeros(shape_of(x), dtype=np.result_type(dout))
+    if _basic_index(index):
+        out[index] = dout
+    else:
+        np.add.at(out, index, dout)
     return out
+
+
+def accumulate_at(acc, index, d):
+    """``acc[index] += d`` in place (``acc`` is an accumulator no one else holds)."""
+    if _basic_index(index):
+        acc[index] += d
+    else:
+        np.add.at(acc, index, d)
+    return acc
 
 
 # each primitive family keeps its own helpers; generated code sees them all as rt.<name>

@@ -135,3 +135,36 @@ class PyCast(Primitive):
 
     def emit(self, x):
         return "%s(%s)" % (self.to, x)
+
+
+class NewAccumulator(Primitive):
+    """A fresh zero array shaped like ``x`` that a backward loop adds into in place.
+
+    Stateful, so no pass ever merges two of them into one shared array.
+    """
+    stateful = True
+    differentiable = False
+
+    def emit(self, x):
+        return "xp.zeros_like(%s)" % x
+
+
+class AccumulateAt(Primitive):
+    """``acc[index] += d`` in place, returning ``acc``: a loop's gradient of ``x[i]``.
+
+    Adding each iteration's slice gradient into the accumulator costs the
+    slice's size, where materialising a full-size gradient per iteration
+    would cost the whole array's.
+    """
+    stateful = True
+
+    def emit(self, acc, index, d):
+        return "rt.accumulate_at(%s, %s, %s)" % (acc, index, d)
+
+
+class HoistedShape(Primitive):
+    """``rt.ShapeOf(x)``: what a loop pushes when the backward sweep reads only x's shape."""
+    differentiable = False
+
+    def emit(self, x):
+        return "rt.ShapeOf(%s)" % x

@@ -64,6 +64,8 @@ class Primitive:
     #: values of trailing inputs a call may leave out (``ReduceSum()(x)`` -> axis ``()``)
     input_defaults = ()
     num_inputs = None
+    #: inputs of which only the shape is read (``rt`` accepts a ``ShapeOf`` there)
+    shape_only_inputs = ()
 
     def __init__(self, **attrs):
         self.name = type(self).__name__

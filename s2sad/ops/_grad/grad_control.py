@@ -17,3 +17,23 @@ def get_jvp_identity(self):
     def jvp(x, out, tx):
         return tx
     return jvp
+
+
+@bprop_getters.register(C.AccumulateAt)
+def get_bprop_accumulate_at(self):
+    from ..operations.array_ops import GetItem, ZerosLike
+    getitem = GetItem()
+    zeros_like = ZerosLike()
+
+    def bprop(acc, index, d, out, dout):
+        return dout, zeros_like(index), getitem(dout, index)
+    return bprop
+
+
+@jvp_getters.register(C.AccumulateAt)
+def get_jvp_accumulate_at(self):
+    def jvp(acc, index, d, out, tacc, tindex, td):
+        if td is None:
+            return tacc
+        return self(tacc, index, td)
+    return jvp

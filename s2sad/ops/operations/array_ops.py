@@ -294,6 +294,7 @@ class GetItem(Primitive):
 
 class GetItemGrad(Primitive):
     """Zeros shaped like ``x`` with ``dout`` added at ``index`` (adjoint of GetItem)."""
+    shape_only_inputs = (1,)
     formula = "d_dout = d[index]"
 
     def emit(self, dout, x, index):
@@ -563,6 +564,7 @@ class Depend(Primitive):
 # --------------------------------------------------------- AD helpers
 class Unbroadcast(Primitive):
     """Sum ``dx`` down to the shape of ``x``: the adjoint of broadcasting."""
+    shape_only_inputs = (1,)
     formula = "d_dx = broadcast_like(dout, dx)"
 
     def emit(self, dx, x):
@@ -571,6 +573,7 @@ class Unbroadcast(Primitive):
 
 class BroadcastLike(Primitive):
     """Broadcast ``a`` to the shape of ``x``: the adjoint of Unbroadcast."""
+    shape_only_inputs = (1,)
     formula = "da = unbroadcast(dout, a)"
 
     def emit(self, a, x):
@@ -579,6 +582,7 @@ class BroadcastLike(Primitive):
 
 class ExpandReduced(Primitive):
     """Reinsert the axes a reduction over ``axis`` removed (adjoint helper)."""
+    shape_only_inputs = (1,)
     formula = "d_dout = reshape(dout, shape(d))"
 
     def __init__(self, keep_dims=False):
@@ -592,6 +596,7 @@ class ExpandReduced(Primitive):
 
 class ReducedCount(Primitive):
     """How many elements of ``x`` each value of a reduction over ``axis`` covers."""
+    shape_only_inputs = (0,)
     differentiable = False
     formula = _NO_GRAD
 
