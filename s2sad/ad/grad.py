@@ -5,6 +5,7 @@ result (``Compiled``) keeps every stage so users can read the IR and source.
 """
 import inspect
 import os
+import sys
 import threading
 
 import numpy as np
@@ -157,7 +158,13 @@ def trace(fn, root, args, specs, weights=(), weight_paths=()):
             builder.guards[path] = ("param",)
         weight_vars.append(builder.inputs.var_for(w, path))
     self_value = Const(root, ()) if is_method else None
-    result = builder.call_function(fn, abstract, loc=None, self_value=self_value)
+    # inlining recursion (depth known while compiling) nests Python frames deeply
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 20000))
+    try:
+        result = builder.call_function(fn, abstract, loc=None, self_value=self_value)
+    finally:
+        sys.setrecursionlimit(limit)
     info = get_source_info(fn)
     qualname = info.qualname.replace(".", "_").replace("<", "").replace(">", "")
     params = flat_inputs + [e[0] for e in builder.inputs.entries]

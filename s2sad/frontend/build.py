@@ -32,7 +32,7 @@ from .control import ControlFlow, ESC, RET, RETVAL, BRK, NeedsConstant, MAX_UNRO
 from .closures import Closures, Closure, Partial
 from ..ir import control as C
 
-MAX_INLINE_DEPTH = 64
+MAX_INLINE_DEPTH = 200
 
 _BINOPS = {
     gast.Add: (operator.add, M.Add),
@@ -78,26 +78,60 @@ class Bound:
         self.name = name
 
 
+class ListVal:
+    """A Python list being built while compiling (``ys = []; ys.append(y)``).
+
+    It is mutated in place, so it may only change in the region that created
+    it: appending inside a branch or loop over runtime values raises
+    ``NeedsConstant`` (a loop over a known range is then unrolled instead).
+    """
+
+    __slots__ = ("items", "region")
+
+    def __init__(self, items, region):
+        self.items = list(items)
+        self.region = region
+
+
 def is_const(a):
     if isinstance(a, Const):
         return True
     if isinstance(a, tuple):
         return all(is_const(x) for x in a)
+    if isinstance(a, ListVal):
+        return all(is_const(x) for x in a.items)
     return False
 
 
 def const_value(a):
     if isinstance(a, Const):
         return a.value
+    if isinstance(a, ListVal):
+        return [const_value(x) for x in a.items]
     return tuple(const_value(x) for x in a)
 
 
-def canon(a):
-    """An all-known tuple becomes one ``Const``; anything else is unchanged."""
-    if isinstance(a, tuple) and is_const(a):
-        return Const(const_value(a))
+def freeze(a):
+    """Lists become tuples where a value leaves the builder (results, phis, ops)."""
+    if isinstance(a, ListVal):
+        return tuple(freeze(x) for x in a.items)
     if isinstance(a, tuple):
-        return tuple(canon(x) for x in a)
+        return tuple(freeze(x) for x in a)
+    return a
+
+
+def canon(a):
+    """An all-known tuple or list becomes one ``Const`` (a list stays a list, as an
+    index must); anything else is unchanged."""
+    if isinstance(a, ListVal):
+        if is_const(a):
+            return Const(const_value(a))
+        a = tuple(a.items)
+    if isinstance(a, tuple):
+        items = tuple(canon(x) for x in a)
+        if all(isinstance(x, Const) for x in items):
+            return Const(tuple(x.value for x in items))
+        return items
     return a
 
 
@@ -146,9 +180,10 @@ class Builder(ControlFlow, Closures):
         """Inline the Python function ``fn`` applied to abstract ``args``."""
         kwargs = kwargs or {}
         if self.depth >= MAX_INLINE_DEPTH:
-            raise CompileError("calls nest deeper than %d levels while inlining %s; "
-                               "recursion whose depth depends on a runtime value is not "
-                               "supported by this version" % (MAX_INLINE_DEPTH, describe(fn)), loc)
+            raise CompileError("calls nest deeper than %d levels while inlining %s: calls are "
+                               "inlined while compiling, so recursion must stop after a depth "
+                               "known then (a Python int argument), and at most %d deep"
+                               % (MAX_INLINE_DEPTH, describe(fn), MAX_INLINE_DEPTH), loc)
         info = fence(get_source_info(fn, loc))
         try:
             sig = inspect.signature(fn)
@@ -205,7 +240,8 @@ class Builder(ControlFlow, Closures):
         pass
 
     def st_Return(self, node, scope):
-        scope.env[RETVAL] = Const(None) if node.value is None else self.eval(node.value, scope)
+        scope.env[RETVAL] = Const(None) if node.value is None else \
+            freeze(self.eval(node.value, scope))
         scope.env[RET] = Const(True)
         scope.env[ESC] = Const(True)
         if BRK in scope.env:
@@ -282,13 +318,14 @@ class Builder(ControlFlow, Closures):
         if isinstance(items, Const) and isinstance(items.value, range):
             # a loop over a known range stays a loop; unrolled only if its body
             # needs the index while compiling (e.g. to pick a sub-Cell)
-            saved = (list(self.ops), dict(scope.env), dict(self.maybe_undefined))
+            saved = (len(self.ops), dict(scope.env), dict(self.maybe_undefined))
             try:
                 return self.runtime_for(node, items, scope)
             except NeedsConstant:
                 if len(items.value) > MAX_UNROLL:
                     raise
-                self.ops, scope.env, self.maybe_undefined = saved
+                del self.ops[saved[0]:]     # in place: lists being built refer to this list
+                scope.env, self.maybe_undefined = saved[1], saved[2]
         seq = self.static_sequence(items)
         if seq is None:
             return self.runtime_for(node, items, scope)
@@ -339,6 +376,8 @@ class Builder(ControlFlow, Closures):
         """The elements of a sequence known while compiling, else ``None``."""
         if isinstance(items, tuple):
             return list(items)
+        if isinstance(items, ListVal):
+            return list(items.items)
         if isinstance(items, Const):
             v = items.value
             if isinstance(v, (range, tuple, list)) or hasattr(v, "__iter__") and not isinstance(
@@ -371,6 +410,8 @@ class Builder(ControlFlow, Closures):
             raise CompileError("cannot assign to %s" % type(target).__name__, scope.info.loc(target))
 
     def unpack(self, value, n, loc):
+        if isinstance(value, ListVal):
+            value = tuple(value.items)
         if isinstance(value, tuple):
             elems = list(value)
         elif isinstance(value, Const) and isinstance(value.value, (tuple, list)):
@@ -422,17 +463,37 @@ class Builder(ControlFlow, Closures):
         return tuple(out)
 
     def ex_List(self, node, scope):
-        """A list of known values stays a list (``x[[0, 2]]`` is not ``x[0, 2]``)."""
-        items = self.ex_Tuple(node, scope)
-        if is_const(items):
-            return Const([const_value(i) for i in items])
-        return items
+        """A list literal: a ``ListVal`` (it may be appended to; ``x[[0, 2]]`` stays a list)."""
+        return ListVal(self.ex_Tuple(node, scope), self.ops)
+
+    def list_method(self, lst, name, args, loc):
+        """``append``/``extend``/``pop`` on a list being built while compiling."""
+        if lst.region is not self.ops:
+            raise NeedsConstant("a list created outside this branch or loop cannot be changed "
+                                "inside it when the condition or the number of iterations is "
+                                "a runtime value; build the list in a loop over a known range, "
+                                "or preallocate an array and assign x[i] = v", loc)
+        if name == "append" and len(args) == 1:
+            lst.items.append(args[0])
+            return Const(None)
+        if name == "extend" and len(args) == 1:
+            seq = self.static_sequence(args[0])
+            if seq is None:
+                raise CompileError("list.extend needs a sequence known while compiling", loc)
+            lst.items.extend(seq)
+            return Const(None)
+        if name == "pop" and len(args) <= 1:
+            i = const_value(args[0]) if args else -1
+            return lst.items.pop(i)
+        raise CompileError("list.%s is not supported inside differentiated code" % name, loc)
 
     def ex_Attribute(self, node, scope):
         base = self.eval(node.value, scope)
         return self.getattr(base, node.attr, scope.info.loc(node))
 
     def getattr(self, base, name, loc):
+        if isinstance(base, ListVal):
+            return ("list-method", base, name)
         if isinstance(base, Const):
             try:
                 value = getattr(base.value, name)
@@ -466,6 +527,9 @@ class Builder(ControlFlow, Closures):
                 return self.lift(fn(const_value(left), const_value(right)))
             except Exception as e:
                 raise CompileError("%s: %s" % (type(e).__name__, e), loc)
+        if isinstance(left, ListVal) or isinstance(right, ListVal):
+            joined = self.binop(op, freeze(left), freeze(right), loc)
+            return ListVal(joined, self.ops) if isinstance(joined, tuple) else joined
         if isinstance(left, tuple) or isinstance(right, tuple):
             if op is gast.Add and isinstance(left, tuple) and isinstance(right, tuple):
                 return left + right
@@ -582,6 +646,10 @@ class Builder(ControlFlow, Closures):
         return self.getitem(base, index, scope.info.loc(node))
 
     def getitem(self, base, index, loc):
+        if isinstance(base, ListVal):
+            if is_const(index) and isinstance(const_value(index), slice):
+                return ListVal(base.items[const_value(index)], self.ops)
+            base = tuple(base.items)
         if isinstance(base, tuple):
             if not is_const(index):
                 raise NeedsConstant("a tuple index must be known while compiling", loc)
@@ -628,6 +696,8 @@ class Builder(ControlFlow, Closures):
                                       kwargs, loc)
         if isinstance(func, Closure):
             return self.call_closure(func, list(args), dict(kwargs), loc)
+        if isinstance(func, tuple) and len(func) == 3 and func[0] == "list-method":
+            return self.list_method(func[1], func[2], args, loc)
         if isinstance(func, Partial):
             return self.call_partial(func, args, kwargs, loc)
         if not isinstance(func, Const):
@@ -674,6 +744,8 @@ class Builder(ControlFlow, Closures):
         if iterable is not None:
             return iterable
         if f is builtins.len and len(args) == 1:
+            if isinstance(args[0], ListVal):
+                return Const(len(args[0].items))
             if isinstance(args[0], tuple):
                 return Const(len(args[0]))
             return self.emit(A.GetItem(), [self.emit(A.Shape(), [args[0]], loc), Const(0)], loc)

@@ -184,6 +184,8 @@ class ControlFlow:
     def _phi(self, key, a, b, outs, res_t, res_e, loc):
         if _same(a, b):
             return a
+        from .build import freeze
+        a, b = freeze(a), freeze(b)
         if isinstance(a, tuple) or isinstance(b, tuple):
             if isinstance(a, Const) and a.value in (None, UNDEFINED):
                 a = map_structure(lambda _: a, b)
