@@ -23,6 +23,7 @@ _transpose_t = A.TransposeT()
 _zeros_like = A.ZerosLike()
 _ones_like = A.OnesLike()
 _shape = A.Shape()
+_range = A.Range()
 _stop_gradient = A.StopGradient()
 _depend = A.Depend()
 _expand_dims = A.ExpandDims()
@@ -417,6 +418,17 @@ def _np_full(shape, fill_value, dtype=None, order="C", *, like=None):
     return _fill(dtype, shape, fill_value)
 
 
+def arange(start=0, end=None, step=1, dtype=None):
+    """``ops.arange``: ``[start, end)`` in steps of ``step`` (``arange(n)`` counts from 0)."""
+    if end is None:
+        return _range(0, start, step)
+    return _range(start, end, step)
+
+
+def _np_arange(start, stop=None, step=1, dtype=None, *, like=None):
+    return arange(start, stop, step)
+
+
 def _np_eye(N, M=None, k=0, dtype=float, order="C", *, like=None):
     return A.Eye(k)(N, N if M is None else M, dtype)
 
@@ -518,7 +530,7 @@ NUMPY = {
     np.broadcast_to: _np_broadcast_to, np.where: _np_where, np.take: _np_take,
     np.flip: _np_flip, np.pad: _np_pad, np.ravel: _np_ravel, np.swapaxes: _np_swapaxes,
     np.moveaxis: _np_moveaxis, np.repeat: _np_repeat, np.zeros: _np_zeros, np.ones: _np_ones,
-    np.full: _np_full, np.eye: _np_eye, np.clip: _np_clip, np.size: _np_size,
+    np.full: _np_full, np.eye: _np_eye, np.arange: _np_arange, np.clip: _np_clip, np.size: _np_size,
     np.ndim: _np_ndim,
 }
 if hasattr(np, "concat"):

@@ -479,6 +479,13 @@ class Ones(_Creation):
         return "rt.array_ones(%s, %s)" % (shape, type_)
 
 
+class Range(_Creation):
+    """``arange(start, limit, delta)`` (inputs may be runtime numbers; no gradient)."""
+
+    def emit(self, start, limit, delta):
+        return "xp.arange(%s, %s, %s)" % (start, limit, delta)
+
+
 class Eye(_Creation):
     """The ``n`` x ``m`` matrix of dtype ``t`` with ones on diagonal ``k`` (no gradient)."""
 
