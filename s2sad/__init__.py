@@ -13,6 +13,7 @@ from .ad.api import jvp
 from .ad.check import check_grads, GradCheckError
 from .errors import S2SADError, CompileError, UnsupportedSyntaxError, NoGradientRuleError
 from .inspection import get_source, get_ir
+from .common import set_seed, get_seed
 
 __version__ = "0.1.0"
 

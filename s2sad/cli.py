@@ -1,16 +1,21 @@
 """Command line interface: ``s2sad dump FILE::NAME`` prints the generated adjoint.
 
 Reading the generated code is the point of a source-to-source differentiator,
-so the CLI makes it available without writing a driver script.  Exit codes:
-0 success, 1 the program cannot be compiled (or its file fails to import),
-2 the command line is wrong.
+so the CLI makes it available without writing a driver script: as Python
+(highlighted on a terminal, ``--explain`` naming the rule behind each line),
+as the IR's text (``--format ir``) or as a Graphviz graph (``--format dot``).
+Exit codes: 0 success, 1 the program cannot be compiled (or its file fails to
+import), 2 the command line is wrong.
 """
 import argparse
 import hashlib
 import importlib.util
 import inspect
+import io
+import keyword
 import os
 import sys
+import tokenize
 import traceback
 
 EXIT_OK = 0
@@ -54,9 +59,21 @@ def _build_parser():
     dump.add_argument("--sens-param", action="store_true",
                       help="take the output's sensitivity as an extra last argument "
                            "(GradOperation sens_param)")
+    dump.add_argument("--format", choices=("python", "ir", "dot"), default=None,
+                      help="python: the generated source (default); ir: the IR of the forward "
+                           "program, a blank line, then the IR of the gradient program; dot: "
+                           "both IRs as one Graphviz graph (ops as nodes with their primitive "
+                           "and source line, data flow as edges, if/while/for regions as "
+                           "clusters), e.g. s2sad dump F::Net --format dot | dot -Tsvg")
     dump.add_argument("--ir", action="store_true",
-                      help="print the IR of the forward program, a blank line, then the IR "
-                           "of the gradient program instead of the Python source")
+                      help="same as --format ir")
+    dump.add_argument("--explain", action="store_true",
+                      help="annotate each generated line with the bprop rule that produced it "
+                           "and list where those rules are defined (python and dot formats)")
+    dump.add_argument("--color", choices=("auto", "always", "never"), default="auto",
+                      help="highlight keywords, comments and adjoint names (d_*) in the "
+                           "Python source: auto (default) when writing to a terminal and "
+                           "NO_COLOR is unset, always, or never")
     dump.set_defaults(handler=_cmd_dump)
     return parser
 
@@ -152,19 +169,314 @@ def resolve_target(target, get_by_list):
                      % (name, type(obj).__name__))
 
 
+# ------------------------------------------------------------ highlighting
+_RESET = "\033[0m"
+_STYLES = {
+    "keyword": "\033[1;34m",   # bold blue
+    "comment": "\033[2;32m",   # dim green
+    "adjoint": "\033[35m",     # magenta: d_* names
+    "defname": "\033[1m",      # bold: the function defined
+    "string": "\033[33m",      # yellow
+}
+
+
+def highlight(source):
+    """``source`` with ANSI colours: keywords, comments, ``d_*`` names, strings.
+
+    Falls back to the plain text if the source does not tokenize.
+    """
+    lines = source.splitlines(keepends=True)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+    out = []
+    pos = 0
+    previous = None
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return source
+    for tok in tokens:
+        style = None
+        if tok.type == tokenize.COMMENT:
+            style = "comment"
+        elif tok.type == tokenize.STRING:
+            style = "string"
+        elif tok.type == tokenize.NAME:
+            if keyword.iskeyword(tok.string):
+                style = "keyword"
+            elif tok.string.startswith("d_"):
+                style = "adjoint"
+            elif previous is not None and previous.string == "def":
+                style = "defname"
+        if tok.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT):
+            previous = tok
+        if style is None:
+            continue
+        begin = starts[tok.start[0] - 1] + tok.start[1]
+        end = starts[tok.end[0] - 1] + tok.end[1]
+        out.append(source[pos:begin])
+        out.append(_STYLES[style] + source[begin:end] + _RESET)
+        pos = end
+    out.append(source[pos:])
+    return "".join(out)
+
+
+def _use_color(choice, stream):
+    if choice == "always":
+        return True
+    if choice == "never":
+        return False
+    if os.environ.get("NO_COLOR"):
+        return False
+    isatty = getattr(stream, "isatty", None)
+    try:
+        return bool(isatty and isatty())
+    except (ValueError, OSError):
+        return False
+
+
+# ---------------------------------------------------------------- explain
+def _rule_sources():
+    """Rule name (as ``Op.origin`` records it) -> (file, line, primitive names)."""
+    from .ops._grad.grad_base import bprop_getters
+    found = {}
+    for prim, getter in bprop_getters.items():
+        name = getattr(getter, "__qualname__", None)
+        if name is None:
+            continue
+        code = getattr(getter, "__code__", None)
+        where = (code.co_filename, code.co_firstlineno) if code is not None else (None, None)
+        prim_name = getattr(prim, "__name__", str(prim))
+        entry = found.setdefault(name, [where[0], where[1], []])
+        if prim_name not in entry[2]:
+            entry[2].append(prim_name)
+    return found
+
+
+def _display(path):
+    if path is None:
+        return "?"
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return path
+    return path if rel.startswith("..") else rel
+
+
+def explained_source(compiled):
+    """The adjoint regenerated with a ``# rule`` comment per line, plus where the rules live."""
+    from .backend.codegen import CodeGen
+    from .ir.nodes import walk_ops
+    header_lines = []
+    for line in compiled.source.splitlines():
+        if not line.startswith("#"):
+            break
+        header_lines.append(line[2:] if line.startswith("# ") else line[1:])
+    header = "\n".join(header_lines) or None
+    text = CodeGen().function(compiled.grad_ir, header=header, explain=True)
+    used = []
+    sources = _rule_sources()
+    for op in walk_ops(compiled.grad_ir.body):
+        if op.origin and op.origin not in used:
+            used.append(op.origin)
+        cell = getattr(op.prim, "cell", None)
+        bprop = getattr(type(cell), "bprop", None) if cell is not None else None
+        code = getattr(bprop, "__code__", None)
+        if code is not None:   # a Cell's own bprop method
+            sources.setdefault(bprop.__qualname__, [code.co_filename, code.co_firstlineno, []])
+    if not used:
+        return text + "# no bprop rule was needed\n"
+    legend = ["# rules used (the comment at the end of each backward line):"]
+    for name in used:
+        path, line, prims = sources.get(name, (None, None, []))
+        where = "%s:%s" % (_display(path), line) if path else "(not in bprop_getters)"
+        what = " for " + ", ".join(prims) if prims else ""
+        legend.append("#   %s%s  %s" % (name, what, where))
+    return text + "\n".join(legend) + "\n"
+
+
+# -------------------------------------------------------------------- dot
+def _dot_quote(text):
+    return '"%s"' % str(text).replace("\\", "\\\\").replace('"', '\\"').replace(
+        "\n", "\\n")
+
+
+def _short(value, limit=24):
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+_REGION_NAMES = {"If": ("then", "else"), "While": ("cond", "body"), "ForRange": ("body",),
+                 "CustomBprop": ("forward",)}
+
+
+class _DotWriter:
+    """One IR function as a DOT cluster: nodes for inputs, ops and the result."""
+
+    def __init__(self, prefix, explain):
+        self.prefix = prefix
+        self.explain = explain
+        self.lines = []
+        self.edges = []     # written after every cluster: an edge inside a subgraph
+        self.names = {}     # would pull both of its nodes into that subgraph
+        self.producer = {}
+        self.count = 0
+
+    def node_id(self, kind):
+        self.count += 1
+        if kind == "cluster":   # Graphviz draws a subgraph as a box only if named cluster*
+            return "cluster_%s_%d" % (self.prefix, self.count)
+        return "%s_%s%d" % (self.prefix, kind, self.count)
+
+    def name(self, var):
+        if var.id not in self.names:
+            hint = var.hint if isinstance(var.hint, str) else str(var.hint or "v")
+            self.names[var.id] = "%s.%d" % (hint, len(self.names))
+        return self.names[var.id]
+
+    def emit(self, indent, text):
+        self.lines.append(indent + text)
+
+    def edges_into(self, target, args, indent):
+        from .ir.nodes import Var, leaves
+        for a in args:
+            for leaf in leaves(a):
+                if isinstance(leaf, Var):
+                    src = self.producer.get(leaf.id)
+                    if src is None:
+                        src = self.node_id("free")
+                        self.emit(indent, "%s [label=%s, shape=plaintext];"
+                                  % (src, _dot_quote(self.name(leaf))))
+                        self.producer[leaf.id] = src
+                    self.edges.append("%s -> %s [label=%s];"
+                                      % (src, target, _dot_quote(self.name(leaf))))
+
+    def op_label(self, op):
+        from .ir.nodes import Var, Const, leaves
+        name = op.prim.name
+        attrs = getattr(op.prim, "attrs", None)
+        if attrs:
+            name += "[%s]" % ", ".join("%s=%s" % (k, _short(v, 16))
+                                       for k, v in sorted(attrs.items()))
+        args = []
+        for a in op.args:
+            for leaf in leaves(a):
+                args.append(self.name(leaf) if isinstance(leaf, Var)
+                            else _short(leaf.value) if isinstance(leaf, Const) else _short(leaf))
+        outs = ", ".join(self.name(o) for o in op.outs)
+        text = "%s(%s)" % (name, ", ".join(args))
+        if outs:
+            text = "%s = %s" % (outs, text)
+        parts = [text]
+        if op.loc is not None:
+            parts.append("line %d" % op.loc.lineno)
+        if self.explain and op.origin:
+            parts.append("rule: %s" % op.origin)
+        return "\n".join(parts)
+
+    def block(self, ops, indent):
+        for op in ops:
+            node = self.node_id("op")
+            if op.regions:
+                self.region_op(op, node, indent)
+                continue
+            self.emit(indent, "%s [label=%s];" % (node, _dot_quote(self.op_label(op))))
+            self.edges_into(node, op.args, indent)
+            for o in op.outs:
+                self.producer[o.id] = node
+
+    def region_op(self, op, node, indent):
+        names = _REGION_NAMES.get(type(op.prim).__name__, ())
+        cluster = self.node_id("cluster")
+        self.emit(indent, "subgraph %s {" % cluster)
+        inner = indent + "  "
+        line = " (line %d)" % op.loc.lineno if op.loc is not None else ""
+        self.emit(inner, "label=%s; style=rounded; color=gray40;"
+                  % _dot_quote(type(op.prim).__name__ + line))
+        self.emit(inner, "%s [label=%s, shape=diamond];" % (node, _dot_quote(self.op_label(op))))
+        self.edges_into(node, op.args, inner)
+        for i, region in enumerate(op.regions):
+            title = names[i] if i < len(names) else "region %d" % i
+            sub = self.node_id("cluster")
+            self.emit(inner, "subgraph %s {" % sub)
+            body = inner + "  "
+            self.emit(body, "label=%s; style=dashed;" % _dot_quote(title))
+            for p in region.params:
+                pid = self.node_id("param")
+                self.emit(body, "%s [label=%s, shape=ellipse];" % (pid, _dot_quote(self.name(p))))
+                self.edges.append("%s -> %s [style=dashed];" % (node, pid))
+                self.producer[p.id] = pid
+            self.block(region.ops, body)
+            yid = self.node_id("yield")
+            self.emit(body, "%s [label=\"yield\", shape=plain];" % yid)
+            self.edges_into(yid, [region.result], body)
+            self.edges.append("%s -> %s [style=dashed, constraint=false];" % (yid, node))
+            self.emit(inner, "}")
+        self.emit(indent, "}")
+        for o in op.outs:
+            self.producer[o.id] = node
+
+    def function(self, func, title):
+        self.emit("  ", "subgraph cluster_%s {" % self.prefix)
+        indent = "    "
+        self.emit(indent, "label=%s;" % _dot_quote(title))
+        for p in func.params:
+            pid = self.node_id("in")
+            self.emit(indent, "%s [label=%s, shape=ellipse, style=filled, fillcolor=lightyellow];"
+                      % (pid, _dot_quote(self.name(p))))
+            self.producer[p.id] = pid
+        self.block(func.body, indent)
+        rid = self.node_id("return")
+        self.emit(indent, "%s [label=\"return\", shape=doubleoctagon];" % rid)
+        self.edges_into(rid, [func.result], indent)
+        self.emit("  ", "}")
+        return self.lines + ["  " + e for e in self.edges]
+
+
+def to_dot(compiled, explain=False):
+    """The forward and gradient IR of ``compiled`` as one Graphviz ``digraph``."""
+    where = _display(getattr(compiled.info, "filename", None))
+    lines = ["digraph s2sad {",
+             "  compound=true; rankdir=TB;",
+             '  node [shape=box, fontname="monospace", fontsize=10];',
+             '  edge [fontname="monospace", fontsize=9];']
+    lines += _DotWriter("forward", explain).function(
+        compiled.forward, "forward: %s (%s)" % (compiled.forward.name, where))
+    lines += _DotWriter("grad", explain).function(
+        compiled.grad_ir, "gradient: %s" % compiled.grad_ir.name)
+    lines.append("}")
+    return "\n".join(lines) + "\n"
+
+
 # ----------------------------------------------------------------- commands
 def _cmd_dump(args, out):
     from .ir import format_func
     from .ops import GradOperation
 
+    fmt = args.format
+    if args.ir:
+        if fmt not in (None, "ir"):
+            raise UsageError("--ir is --format ir; it cannot be combined with --format %s" % fmt)
+        fmt = "ir"
+    fmt = fmt or "python"
+    if args.explain and fmt == "ir":
+        raise UsageError("--explain annotates the Python source or the DOT graph; the IR "
+                         "format has no rule annotations")
     fn, weights = resolve_target(args.target, args.get_by_list)
     grad_op = GradOperation(get_all=args.get_all, get_by_list=args.get_by_list,
                             sens_param=args.sens_param)
     compiled = grad_op(fn, weights).compile_symbolic()
-    if args.ir:
+    if fmt == "ir":
         text = format_func(compiled.forward) + "\n\n" + format_func(compiled.grad_ir)
+    elif fmt == "dot":
+        text = to_dot(compiled, explain=args.explain)
     else:
-        text = compiled.source
+        text = explained_source(compiled) if args.explain else compiled.source
+        if not text.endswith("\n"):
+            text += "\n"
+        if _use_color(args.color, out):
+            text = highlight(text)
     out.write(text if text.endswith("\n") else text + "\n")
     return EXIT_OK
 

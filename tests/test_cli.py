@@ -1,5 +1,8 @@
 """The ``s2sad dump`` command: output, determinism and exit codes."""
+import io
 import os
+import re
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -215,3 +218,201 @@ def test_console_entry_point_function(flags, capsys):
     """``main`` returns the exit code instead of exiting: the console script exits with it."""
     code, out, _ = run(capsys, "dump", SIN_COS + "::Net", *flags)
     assert code == 0 and out.startswith("# s2sad: gradient of Net.construct")
+
+
+# ------------------------------------------------------------ highlighting
+D2L = os.path.join(ROOT, "samples", "d2l_control_flow.py")
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+class FakeTTY(io.StringIO):
+    def isatty(self):
+        return True
+
+
+def test_color_always_highlights_keywords_comments_and_adjoints(capsys):
+    code, out, err = run(capsys, "dump", SIN_COS + "::Net", "--color", "always")
+    assert code == 0, err
+    assert "\x1b[1;34mdef\x1b[0m" in out and "\x1b[1;34mreturn\x1b[0m" in out
+    assert "\x1b[2;32m# line 20: a = self.sin(x)\x1b[0m" in out
+    assert "\x1b[35md_x\x1b[0m" in out and "\x1b[35md_out\x1b[0m" in out
+    assert "\x1b[35msin_a" not in out                        # only names starting with d_
+    code, plain, _ = run(capsys, "dump", SIN_COS + "::Net")
+    assert ANSI.sub("", out) == plain                         # colour changes nothing else
+
+
+def test_color_auto_follows_the_terminal(capsys, monkeypatch):
+    code, out, _ = run(capsys, "dump", SIN_COS + "::Net")     # captured: not a TTY
+    assert code == 0 and "\x1b[" not in out
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    tty = FakeTTY()
+    monkeypatch.setattr(sys, "stdout", tty)
+    assert cli.main(["dump", SIN_COS + "::Net"]) == 0
+    assert "\x1b[1;34mdef" in tty.getvalue()
+    never = FakeTTY()
+    monkeypatch.setattr(sys, "stdout", never)
+    assert cli.main(["dump", SIN_COS + "::Net", "--color", "never"]) == 0
+    assert "\x1b[" not in never.getvalue() and "def Net_construct_grad" in never.getvalue()
+    monkeypatch.setenv("NO_COLOR", "1")
+    no_color = FakeTTY()
+    monkeypatch.setattr(sys, "stdout", no_color)
+    assert cli.main(["dump", SIN_COS + "::Net"]) == 0
+    assert "\x1b[" not in no_color.getvalue()
+
+
+def test_color_in_a_subprocess_pipe_is_plain():
+    r = subprocess.run([sys.executable, "-m", "s2sad", "dump", "samples/sin_cos_net.py::Net"],
+                       cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and "\x1b[" not in r.stdout and "def Net_construct_grad" in r.stdout
+
+
+def test_highlight_keeps_strings_with_hashes():
+    text = "x = rt.f(a, 'NCHW#1')  # note\n"
+    colored = cli.highlight(text)
+    assert ANSI.sub("", colored) == text
+    assert "\x1b[33m'NCHW#1'\x1b[0m" in colored and "\x1b[2;32m# note\x1b[0m" in colored
+
+
+# ----------------------------------------------------------------- explain
+def test_explain_names_the_rule_of_each_backward_line(capsys):
+    code, out, err = run(capsys, "dump", SIN_COS + "::Net", "--explain")
+    assert code == 0, err
+    assert "sin_a = xp.sin(a)  # get_bprop_cos" in out
+    assert "d_x = d_a * cos_x  # get_bprop_sin" in out
+    assert "a = xp.sin(x)\n" in out                          # forward lines are unannotated
+    assert re.search(r"#   get_bprop_sin for Sin  \S*grad_math_ops\.py:\d+", out)
+    code, plain, _ = run(capsys, "dump", SIN_COS + "::Net")
+    body = out.split("# rules used")[0]
+    assert re.sub(r"  # get_bprop_\w+", "", body) == plain
+
+
+def test_explain_with_control_flow_and_flags(capsys):
+    code, out, err = run(capsys, "dump", D2L + "::f", "--explain")
+    assert code == 0, err
+    assert "while " in out and "# get_bprop_mul" in out
+    code, out, err = run(capsys, "dump", MATMUL + "::Net", "--get-all", "--get-by-list",
+                         "--sens-param", "--explain")
+    assert code == 0, err
+    assert "# get_bprop_matmul" in out and "def Net_construct_grad(" in out
+
+
+# --------------------------------------------------------------------- dot
+def dot_nodes_and_edges(text):
+    nodes = dict(re.findall(r"^\s*(\w+) \[label=\"((?:[^\"\\]|\\.)*)\"", text, re.M))
+    edges = re.findall(r"^\s*(\w+) -> (\w+)", text, re.M)
+    return nodes, edges
+
+
+def test_dot_straight_line(capsys):
+    code, out, err = run(capsys, "dump", SIN_COS + "::Net", "--format", "dot")
+    assert code == 0, err
+    assert out.startswith("digraph s2sad {") and out.rstrip().endswith("}")
+    assert out.count("{") == out.count("}")
+    assert "subgraph cluster_forward {" in out and "subgraph cluster_grad {" in out
+    nodes, edges = dot_nodes_and_edges(out)
+    labels = list(nodes.values())
+    assert any(l.startswith("a.1 = Sin(x.0)\\nline 20") for l in labels), labels
+    assert any(l.startswith("out.2 = Cos(a.1)\\nline 21") for l in labels), labels
+    # data flow: x -> Sin -> Cos -> return in the forward graph
+    by_label = {v.split("\\n")[0]: k for k, v in nodes.items() if k.startswith("forward_")}
+    assert (by_label["x.0"], by_label["a.1 = Sin(x.0)"]) in edges
+    assert (by_label["a.1 = Sin(x.0)"], by_label["out.2 = Cos(a.1)"]) in edges
+    assert (by_label["out.2 = Cos(a.1)"], by_label["return"]) in edges
+    for src, dst in edges:
+        assert src in nodes and dst in nodes                   # every edge joins known nodes
+    assert_edges_at_top_level(out)
+
+
+def assert_edges_at_top_level(text):
+    """Edges sit outside every cluster: one inside would pull its nodes into that cluster."""
+    depth = 0
+    for line in text.splitlines():
+        if " -> " in line:
+            assert depth == 1, line
+        depth += line.count("{") - line.count("}")
+    assert depth == 0
+
+
+def test_dot_control_flow_regions_are_clusters(capsys):
+    code, out, err = run(capsys, "dump", D2L + "::f", "--format", "dot", "--explain")
+    assert code == 0, err
+    assert re.search(r'label="While \(line 18\)"', out)
+    assert re.search(r'label="If \(line 20\)"', out)
+    assert re.search(r'label="ForRange \(line 18\)"', out)           # the reverse loop
+    for region in ("cond", "body", "then", "else"):
+        assert 'label="%s"' % region in out
+    assert out.count("subgraph cluster_") >= 2 + 3 * 2
+    assert "rule: get_bprop_mul" in out
+    nodes, edges = dot_nodes_and_edges(out)
+    assert any("StackPop" in l for l in nodes.values())
+    assert_edges_at_top_level(out)
+
+
+@pytest.mark.skipif(shutil.which("dot") is None, reason="Graphviz's dot is not installed")
+@pytest.mark.parametrize("target", [SIN_COS + "::Net", D2L + "::f"])
+def test_dot_output_is_valid_graphviz(target, capsys):
+    code, out, _ = run(capsys, "dump", target, "--format", "dot")
+    assert code == 0
+    r = subprocess.run(["dot", "-Tsvg"], input=out, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "<svg" in r.stdout and "warning" not in r.stderr.lower()
+
+
+def test_format_ir_equals_ir_flag(capsys):
+    _, a, _ = run(capsys, "dump", SIN_COS + "::Net", "--ir")
+    _, b, _ = run(capsys, "dump", SIN_COS + "::Net", "--format", "ir")
+    assert a == b and a.startswith("func ")
+    _, c, _ = run(capsys, "dump", SIN_COS + "::Net", "--format", "python")
+    assert c.startswith("# s2sad: gradient of Net.construct")
+
+
+def test_conflicting_format_options_are_usage_errors(capsys):
+    code, out, err = run(capsys, "dump", SIN_COS + "::Net", "--ir", "--format", "dot")
+    assert_usage_error(code, err)
+    assert out == ""
+    code, out, err = run(capsys, "dump", SIN_COS + "::Net", "--format", "ir", "--explain")
+    assert_usage_error(code, err)
+    code, _, err = run(capsys, "dump", SIN_COS + "::Net", "--color", "sometimes")
+    assert code == 2 and "error" in err
+
+
+def test_help_describes_the_inspection_options(capsys):
+    assert cli.main(["dump", "--help"]) == 0
+    out = capsys.readouterr().out
+    for option in ("--format", "dot", "--explain", "--color", "always", "never"):
+        assert option in out
+
+
+CUSTOM_BPROP = """\
+from s2sad import nn, ops
+
+
+class Clip(nn.Cell):
+    def construct(self, x):
+        return x * 1.0
+
+    def bprop(self, x, out, dout):
+        return (ops.clip_by_value(dout, -1.0, 1.0),)
+
+
+class Net(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.clip = Clip()
+
+    def construct(self, x):
+        return self.clip(ops.sin(x))
+"""
+
+
+def test_explain_locates_a_cells_own_bprop(tmp_path, capsys):
+    src = tmp_path / "custom_bprop_net.py"
+    src.write_text(CUSTOM_BPROP)
+    code, out, err = run(capsys, "dump", str(src) + "::Net", "--explain")
+    assert code == 0, err
+    assert "# Clip.bprop" in out
+    assert re.search(r"#   Clip\.bprop  \S*custom_bprop_net\.py:8$", out, re.M), out
+    code, out, err = run(capsys, "dump", str(src) + "::Net", "--format", "dot")
+    assert code == 0, err
+    assert re.search(r'label="CustomBprop \(line 18\)"', out)
+    assert_edges_at_top_level(out)

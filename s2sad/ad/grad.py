@@ -162,7 +162,11 @@ def trace(fn, root, args, specs, weights=(), weight_paths=()):
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, 20000))
     try:
-        result = builder.call_function(fn, abstract, loc=None, self_value=self_value)
+        if is_method and getattr(type(root), "bprop", None) is not None:
+            # the differentiated Cell's own bprop replaces differentiating construct
+            result = builder.call_custom_bprop(root, (), abstract, {}, None)
+        else:
+            result = builder.call_function(fn, abstract, loc=None, self_value=self_value)
     finally:
         sys.setrecursionlimit(limit)
     info = get_source_info(fn)

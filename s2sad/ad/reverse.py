@@ -33,6 +33,11 @@ def _rule_name(getter):
     return getattr(getter, "__qualname__", repr(getter))
 
 
+def _user_code(fn):
+    """Rules outside s2sad are shape-checked where they are used."""
+    return not (getattr(fn, "__module__", "") or "").startswith("s2sad.")
+
+
 class _Adjoints:
     """Contributions to each forward value's adjoint, summed on demand."""
 
@@ -260,8 +265,20 @@ class _Reverse:
                 % (_rule_name(getter), op.prim.name,
                    len(grads) if isinstance(grads, tuple) else "a non-tuple of",
                    len(op.args)))
+        if _user_code(getter):
+            grads = self.checked_shapes(op.args, grads, _rule_name(getter))
         for arg, g in zip(op.args, grads):
             self.distribute(adj, arg, g, getter, op)
+
+    def checked_shapes(self, args, grads, rule):
+        """Wrap a user rule's gradients for active tensor inputs in a shape check."""
+        out = []
+        for i, (a, g) in enumerate(zip(args, grads)):
+            if isinstance(a, Var) and a.id in self.active and isinstance(g, Var) and \
+                    g.id not in self.zero_ids:
+                g = self.b.emit(C.CheckGradShape(rule, i), [g, a], None)
+            out.append(g)
+        return tuple(out)
 
     def backprop_custom(self, op, adj):
         """The Cell's own ``bprop(*inputs, out, dout)`` replaces differentiating it."""
@@ -287,6 +304,7 @@ class _Reverse:
                             % (type(cell).__name__,
                                len(grads) if isinstance(grads, tuple) else "a non-tuple of",
                                len(op.args)))
+        grads = self.checked_shapes(op.args, grads, "%s.bprop" % type(cell).__name__)
         for arg, g in zip(op.args, grads):
             self.distribute(adj, arg, g, type(cell).bprop, op)
 

@@ -186,3 +186,14 @@ def check_defined(value, name, lineno, filename):
             "assign it (it is assigned only in some branches or loop iterations); assign it "
             "before the 'if' or loop" % (name, filename, lineno))
     return value
+
+
+def check_grad_shape(g, x, rule, position):
+    """``g`` unless a user-written rule returned a gradient of the wrong shape."""
+    if np.shape(g) != shape_of(x):
+        from ..errors import RuleError
+        raise RuleError(
+            "bprop rule %s returned a gradient of shape %s for its input %d, which has shape "
+            "%s; a bprop must return one gradient per input, shaped like that input"
+            % (rule, list(np.shape(g)), position, list(shape_of(x))))
+    return g

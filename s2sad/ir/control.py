@@ -168,3 +168,14 @@ class HoistedShape(Primitive):
 
     def emit(self, x):
         return "rt.ShapeOf(%s)" % x
+
+
+class CheckGradShape(Primitive):
+    """Identity on a user rule's gradient that first checks it has its input's shape."""
+    shape_only_inputs = (1,)
+
+    def __init__(self, rule, position):
+        super().__init__(rule=rule, position=int(position))
+
+    def emit(self, g, x):
+        return "rt.check_grad_shape(%s, %s, %r, %d)" % (g, x, self.rule, self.position)

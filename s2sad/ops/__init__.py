@@ -4,7 +4,7 @@ from .operations import *  # noqa: F401,F403
 from . import operations
 from .functional import *  # noqa: F401,F403
 from . import functional
-from ._grad import bprop_getters
+from ._grad import bprop_getters, jvp_getters
 from .composite import GradOperation
 from ..backend.runtime import constexpr
 

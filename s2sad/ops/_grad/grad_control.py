@@ -37,3 +37,20 @@ def get_jvp_accumulate_at(self):
             return tacc
         return self(tacc, index, td)
     return jvp
+
+
+@bprop_getters.register(C.CheckGradShape)
+def get_bprop_check_grad_shape(self):
+    from ..operations.array_ops import ZerosLike
+    zeros_like = ZerosLike()
+
+    def bprop(g, x, out, dout):
+        return dout, zeros_like(x)
+    return bprop
+
+
+@jvp_getters.register(C.CheckGradShape)
+def get_jvp_check_grad_shape(self):
+    def jvp(g, x, out, tg, tx):
+        return tg
+    return jvp

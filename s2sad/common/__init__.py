@@ -1,0 +1,10 @@
+"""Global state shared by layers: the random seed and parameter initializers.
+
+``s2sad.common.initializer`` mirrors ``mindspore.common.initializer``;
+``set_seed`` / ``get_seed`` are also exported as ``s2sad.set_seed`` and
+``s2sad.get_seed``.
+"""
+from .seed import set_seed, get_seed
+from . import initializer
+
+__all__ = ["set_seed", "get_seed", "initializer"]

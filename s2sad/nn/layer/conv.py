@@ -1,0 +1,65 @@
+"""Conv2d (NCHW)."""
+from ... import ops
+from ... import dtype as mstype
+from ...common.initializer import initializer
+from ...tensor import Parameter
+from ..cell import Cell
+
+__all__ = ["Conv2d"]
+
+
+def _pair(value, name):
+    if isinstance(value, int) and not isinstance(value, bool):
+        return (value, value)
+    value = tuple(value)
+    if len(value) != 2 or not all(isinstance(v, int) for v in value):
+        raise ValueError("For 'Conv2d', '%s' must be an int or a tuple of two ints, but got %r"
+                         % (name, value))
+    return value
+
+
+class Conv2d(Cell):
+    """2-D convolution of ``x`` [N, C_in, H, W] with ``weight`` [C_out, C_in, kh, kw].
+
+    ``pad_mode``: ``'same'`` (output H / stride, MindSpore's default),
+    ``'valid'`` (no padding) or ``'pad'`` (``padding`` = int or (top, bottom,
+    left, right)).  ``group`` must be 1.  ``has_bias`` defaults to False as in
+    MindSpore.
+    """
+
+    def __init__(self, in_channels, out_channels, kernel_size, stride=1, pad_mode="same",
+                 padding=0, dilation=1, group=1, has_bias=False, weight_init="normal",
+                 bias_init="zeros", data_format="NCHW", dtype=mstype.float32):
+        super().__init__()
+        self.in_channels = in_channels
+        self.out_channels = out_channels
+        self.kernel_size = _pair(kernel_size, "kernel_size")
+        self.stride = _pair(stride, "stride")
+        self.dilation = _pair(dilation, "dilation")
+        self.pad_mode = pad_mode
+        self.padding = padding
+        self.group = group
+        self.has_bias = bool(has_bias)
+        if in_channels % group or out_channels % group:
+            raise ValueError("For 'Conv2d', in_channels and out_channels must be divisible by "
+                             "group, but got %d, %d and %d" % (in_channels, out_channels, group))
+        self.conv2d = ops.Conv2D(out_channel=out_channels, kernel_size=self.kernel_size, mode=1,
+                                 pad_mode=pad_mode, pad=padding, stride=self.stride,
+                                 dilation=self.dilation, group=group, data_format=data_format)
+        shape = [out_channels, in_channels // group] + list(self.kernel_size)
+        self.weight = Parameter(initializer(weight_init, shape, dtype), name="weight")
+        if self.has_bias:
+            self.bias = Parameter(initializer(bias_init, [out_channels], dtype), name="bias")
+            self.bias_add = ops.BiasAdd()
+
+    def construct(self, x):
+        output = self.conv2d(x, self.weight)
+        if self.has_bias:
+            output = self.bias_add(output, self.bias)
+        return output
+
+    def extend_repr(self):
+        return ("input_channels={}, output_channels={}, kernel_size={}, stride={}, "
+                "pad_mode={}, padding={}, dilation={}, group={}, has_bias={}".format(
+                    self.in_channels, self.out_channels, self.kernel_size, self.stride,
+                    self.pad_mode, self.padding, self.dilation, self.group, self.has_bias))
