@@ -17,7 +17,7 @@ from s2sad.ops import operations as P
 from s2sad.ops._grad import bprop_getters, jvp_getters
 from s2sad.ops.composite import GradOperation
 
-from gradcheck import check_jvp, check_vjp
+from gradcheck import check_jvp, check_vjp, numeric_grad
 
 
 def normal(shape, seed):
@@ -893,13 +893,13 @@ OWNED = ["Add", "Sub", "Mul", "RealDiv", "Pow", "FloorDiv", "Mod", "Atan2", "Max
          "Minimum", "Neg", "Sin", "Cos", "Tan", "Exp", "Expm1", "Log", "Log1p", "Tanh",
          "Sinh", "Cosh", "Asin", "Acos", "Atan", "Asinh", "Acosh", "Atanh", "Sqrt", "Rsqrt",
          "Reciprocal", "Square", "Abs", "Erf", "Erfc", "Floor", "Ceil", "Round", "MatMul",
-         "MatMulExt", "BatchMatMul", "Dot", "Outer", "Tensordot", "TensordotGradA",
+         "MatMulExt", "MatMulGradA", "MatMulGradB", "BatchMatMul", "Dot", "Outer", "Tensordot", "TensordotGradA",
          "TensordotGradB", "MatrixInverse", "MatrixDeterminant", "ReduceSum", "ReduceMean",
          "ReduceMax", "ReduceMin", "ReduceProd", "CumSum", "LogSumExp", "ArgMaxWithValue",
          "ArgMinWithValue"]
 NOT_DIFFERENTIABLE = ["Sign", "Equal", "NotEqual", "Less", "LessEqual", "Greater",
                       "GreaterEqual", "LogicalAnd", "LogicalOr", "LogicalNot",
-                      "MatMulExtShape", "ArgIndicator", "NormShape"]
+                      "ArgIndicator", "NormShape"]
 
 
 def test_family_primitives_have_rules_and_docs():
@@ -1005,3 +1005,40 @@ def test_rules_differentiate_again(fn, gens, shapes):
     got = second_order(fn, args)
     for g, expected in zip(got, numeric_second_order(fn, args)):
         np.testing.assert_allclose(g, expected, rtol=1e-5, atol=1e-5)
+
+
+# ------------------------------------------------- matmul gradient primitives
+# MatMulGradA/B(d, x, y) are the gradients of <d, x @ y> w.r.t. x and y, for
+# every rank pairing NumPy's matmul allows (1-D promotion, batch broadcast).
+MATMUL_RANKS = [((2, 3), (3, 4)), ((2, 3), (3,)), ((3,), (3, 4)), ((3,), (3,)),
+                ((2, 2, 3), (3, 4)), ((2, 3), (5, 3, 4)), ((1, 2, 3), (4, 3, 2))]
+
+
+@pytest.mark.parametrize("xs,ys", MATMUL_RANKS, ids=str)
+def test_matmul_grad_primitives_are_the_matmul_gradient(xs, ys):
+    x, y = normal(xs, 95), normal(ys, 96)
+    d = normal(np.shape(x @ y), 97)
+    pair = lambda a, b: np.sum(d * (a @ b))  # noqa: E731
+    gx = numeric_grad(pair, [x, y], 0)
+    gy = numeric_grad(pair, [x, y], 1)
+    np.testing.assert_allclose(P.MatMulGradA()(d, x, y), gx, rtol=1e-7, atol=1e-8)
+    np.testing.assert_allclose(P.MatMulGradB()(d, x, y), gy, rtol=1e-7, atol=1e-8)
+
+
+def f_matmul_grad_a(d, y):
+    return P.MatMulGradA()(d, _MGA_X, y)
+
+
+def f_matmul_grad_b(d, x):
+    return P.MatMulGradB()(d, x, _MGB_Y)
+
+
+_MGA_X = np.zeros((2, 3))
+_MGB_Y = np.zeros((3, 4))
+
+
+def test_matmul_grad_primitives_rules():
+    check_vjp(f_matmul_grad_a, (normal((2, 4), 98), normal((3, 4), 99)))
+    check_jvp(f_matmul_grad_a, (normal((2, 4), 98), normal((3, 4), 99)))
+    check_vjp(f_matmul_grad_b, (normal((2, 4), 98), normal((2, 3), 99)))
+    check_jvp(f_matmul_grad_b, (normal((2, 4), 98), normal((2, 3), 99)))

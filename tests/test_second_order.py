@@ -162,6 +162,23 @@ def bilinear(prim):
     return f_product
 
 
+# MatMulGradA(d, x, y) reads only x's shape, MatMulGradB(d, x, y) only y's
+_GA_X, _GA_XV = np.zeros((2, 3)), np.zeros(3)
+_GB_Y, _GB_YB = np.zeros((3, 4)), np.zeros((3, 4))
+
+
+def grad_a_with(x_shape_source):
+    def f_grad_a(d, y):
+        return wiggle(P.MatMulGradA()(d, x_shape_source, y))
+    return f_grad_a
+
+
+def grad_b_with(y_shape_source):
+    def f_grad_b(d, x):
+        return wiggle(P.MatMulGradB()(d, x, y_shape_source))
+    return f_grad_b
+
+
 UNARY = [
     ("Neg", normal), ("Sin", normal), ("Cos", normal), ("Tan", unit), ("Exp", normal),
     ("Expm1", normal), ("Log", positive), ("Log1p", positive), ("Tanh", normal),
@@ -218,6 +235,11 @@ MATH += [
          [normal((2, 4), 72), normal((3, 4), 73)]),
     Case("TensordotGradB", bilinear(P.TensordotGradB(1)),
          [normal((2, 3), 74), normal((2, 4), 75)]),
+    Case("MatMulGradA", grad_a_with(_GA_X), [normal((2, 4), 91), normal((3, 4), 92)]),
+    Case("MatMulGradA", grad_a_with(_GA_XV), [normal((4,), 91), normal((3, 4), 92)], "vector"),
+    Case("MatMulGradB", grad_b_with(_GB_Y), [normal((2, 4), 93), normal((2, 3), 94)]),
+    Case("MatMulGradB", grad_b_with(_GB_YB), [normal((2, 2, 4), 93), normal((2, 3), 94)],
+         "batch"),
     Case("MatrixInverse", unary(P.MatrixInverse()), [well_conditioned((3, 3), 76)]),
     Case("MatrixInverse", unary(P.MatrixInverse(True)), [well_conditioned((2, 3, 3), 77)],
          "adjoint-batch"),

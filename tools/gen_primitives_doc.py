@@ -57,7 +57,7 @@ AD_HELPERS = (
     "TileGrad", "RepeatGrad", "SplitLike", "GetItemGrad", "GatherGrad", "PadCrop",
     "CastLike",
     # math_ops: helpers of the MatMulExt, Tensordot and ArgMax/ArgMinWithValue rules
-    "MatMulExtShape", "TensordotGradA", "TensordotGradB", "ArgIndicator",
+    "MatMulGradA", "MatMulGradB", "TensordotGradA", "TensordotGradB", "ArgIndicator",
     # nn_ops: gradient primitives of GeLU and the pools, axes for normalisation rules
     "GeLUGrad", "MaxPoolGrad", "MaxPoolGradGrad", "AvgPoolGrad", "NormAxes",
 )

@@ -457,7 +457,7 @@ class _Reverse:
                 rest.append(part)
         child.vars.pop(var.id, None)
         for part in rest:
-            acc = b.emit(M.Add(), [acc, part], loc)
+            acc = b.emit(C.AccumulateAt(), [acc, Const(Ellipsis), part], loc)
         acc.hint = AdjointOf(var)
         return acc
 
@@ -487,7 +487,7 @@ class _Reverse:
         for vid, var in list(needed.items()):
             if vid not in defined_here or not _only_shape_uses(bwd_ops, var):
                 continue
-            shape = Var(var.hint if isinstance(var.hint, str) else None)
+            shape = Var(AdjointOf(var, "shape_"))
             body.ops.append(Op(C.HoistedShape(), [var], [shape], None))
             _replace_uses(bwd_ops, var, shape)
             del needed[vid]

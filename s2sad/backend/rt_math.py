@@ -103,25 +103,6 @@ def math_arg_indicator(index, x, axis, keep_dims):
     return out
 
 
-def math_matmul_shape(v, a, b, which):
-    """The shape ``v`` takes once NumPy matmul's 1-D operands are promoted to matrices.
-
-    ``which`` says what ``v`` is: ``'a'`` (a 1-D left operand becomes a row),
-    ``'b'`` (a 1-D right operand becomes a column) or ``'out'`` (the product,
-    which regains the axes promotion removed).
-    """
-    shape = tuple(np.shape(v))
-    if which == "a":
-        return (1,) + shape if len(shape) == 1 else shape
-    if which == "b":
-        return shape + (1,) if len(shape) == 1 else shape
-    if np.ndim(b) == 1:
-        shape = shape + (1,)
-    if np.ndim(a) == 1:
-        shape = shape[:-1] + (1,) + shape[-1:]
-    return shape
-
-
 def math_dot(x, y):
     """``np.dot`` for 1-D and 2-D operands (the cases whose gradient is a matmul's)."""
     if np.ndim(x) not in (1, 2) or np.ndim(y) not in (1, 2):
@@ -207,3 +188,57 @@ def math_norm_shape(x, kind, ord):
         raise ValueError("norm with ord=%r and dim=None needs a 1-D or 2-D input, got shape %s"
                          % (ord, list(shape)))
     return shape
+
+
+def _sum_to(g, shape):
+    """Sum ``g`` over the leading/broadcast axes it has beyond ``shape``."""
+    lead = g.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(i + lead for i, n in enumerate(shape)
+                                      if n == 1 and g.shape[i + lead] != 1)
+    if axes:
+        g = np.sum(g, axis=axes, keepdims=True)
+    return g.reshape(shape)
+
+
+def math_matmul_grad_a(d, x, y):
+    """The gradient of ``x @ y`` with respect to ``x`` (``x`` may be a ``ShapeOf``).
+
+    Common ranks take one NumPy call; other ranks promote 1-D operands as
+    matmul does, multiply batched, and sum over broadcast batch dimensions.
+    """
+    from .runtime import shape_of
+    xs, yn = shape_of(x), np.ndim(y)
+    if len(xs) == 2 and yn == 2:
+        return d @ y.T
+    if len(xs) == 2 and yn == 1:
+        return np.multiply.outer(d, y)
+    if len(xs) == 1 and yn == 2:
+        return y @ d
+    if len(xs) == 1 and yn == 1:
+        return d * y
+    y2 = y[..., None] if yn == 1 else y
+    d2 = d[..., None] if yn == 1 else d
+    if len(xs) == 1:
+        d2 = d2[..., None, :]
+    g = np.matmul(d2, np.swapaxes(y2, -1, -2))
+    return _sum_to(g, (1,) + tuple(xs) if len(xs) == 1 else tuple(xs)).reshape(xs)
+
+
+def math_matmul_grad_b(d, x, y):
+    """The gradient of ``x @ y`` with respect to ``y`` (``y`` may be a ``ShapeOf``)."""
+    from .runtime import shape_of
+    ys, xn = shape_of(y), np.ndim(x)
+    if xn == 2 and len(ys) == 2:
+        return x.T @ d
+    if xn == 2 and len(ys) == 1:
+        return x.T @ d
+    if xn == 1 and len(ys) == 2:
+        return np.multiply.outer(x, d)
+    if xn == 1 and len(ys) == 1:
+        return d * x
+    x2 = x[None, :] if xn == 1 else x
+    d2 = d[..., None, :] if xn == 1 else d
+    if len(ys) == 1:
+        d2 = d2[..., None]
+    g = np.matmul(np.swapaxes(x2, -1, -2), d2)
+    return _sum_to(g, tuple(ys) + (1,) if len(ys) == 1 else tuple(ys)).reshape(ys)

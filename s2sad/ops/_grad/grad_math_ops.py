@@ -610,32 +610,46 @@ bmm_nt = M.BatchMatMul(False, True)
 bmm_tn = M.BatchMatMul(True, False)
 bmm_tt = M.BatchMatMul(True, True)
 matmul_ext = M.MatMulExt()
-promoted_a = M.MatMulExtShape("a")
-promoted_b = M.MatMulExtShape("b")
-promoted_out = M.MatMulExtShape("out")
-
-
-def matmul_ext_grads(a, b, dout):
-    """Input gradients of NumPy matmul ``a @ b``.
-
-    1-D operands are promoted to a row (left) or column (right) and ``dout``
-    regains the axes promotion removed; the batched products are then summed
-    over broadcast batch dims and reshaped back to each input's shape.
-    """
-    a2 = reshape(a, promoted_a(a, a, b))
-    b2 = reshape(b, promoted_b(b, a, b))
-    d2 = reshape(dout, promoted_out(dout, a, b))
-    da = reshape(unbroadcast(bmm_nt(d2, b2), a2), shape_of(a))
-    db = reshape(unbroadcast(bmm_tn(a2, d2), b2), shape_of(b))
-    return da, db
+matmul_grad_a = M.MatMulGradA()
+matmul_grad_b = M.MatMulGradB()
 
 
 @bprop_getters.register(M.MatMulExt)
 @bprop_getters.register(M.Dot)
 def get_bprop_matmul_ext(self):
     def bprop(x, y, out, dout):
-        return matmul_ext_grads(x, y, dout)
+        return matmul_grad_a(dout, x, y), matmul_grad_b(dout, x, y)
     return bprop
+
+
+@bprop_getters.register(M.MatMulGradA)
+def get_bprop_matmul_grad_a(self):
+    def bprop(d, x, y, out, dout):
+        return matmul_ext(dout, y), zeros_like(x), matmul_grad_b(d, dout, y)
+    return bprop
+
+
+@bprop_getters.register(M.MatMulGradB)
+def get_bprop_matmul_grad_b(self):
+    def bprop(d, x, y, out, dout):
+        return matmul_ext(x, dout), matmul_grad_a(d, x, dout), zeros_like(y)
+    return bprop
+
+
+@jvp_getters.register(M.MatMulGradA)
+def get_jvp_matmul_grad_a(self):
+    def jvp(d, x, y, out, td, tx, ty):
+        return tangent_sum(None if td is None else self(td, x, y),
+                           None if ty is None else self(d, x, ty), out)
+    return jvp
+
+
+@jvp_getters.register(M.MatMulGradB)
+def get_jvp_matmul_grad_b(self):
+    def jvp(d, x, y, out, td, tx, ty):
+        return tangent_sum(None if td is None else self(td, x, y),
+                           None if tx is None else self(d, tx, y), out)
+    return jvp
 
 
 @jvp_getters.register(M.MatMulExt)

@@ -169,20 +169,34 @@ class MatMulExt(Primitive):
         return "%s @ %s" % (x, y)
 
 
-class MatMulExtShape(Primitive):
-    """The shape of ``v`` with matmul's 1-D operands promoted (gradient helper, no gradient)."""
-    differentiable = False
-    formula = _NO_GRAD
+class MatMulGradA(Primitive):
+    """``dout @ swap(y)`` summed to x's shape: the gradient of ``x @ y`` w.r.t. ``x``.
 
-    def __init__(self, which):
-        super().__init__(which=which)
+    Inputs ``(dout, x, y)``; only ``x``'s shape is read.  With ``MatMulGradB``
+    and ``MatMulExt`` it forms a set whose rules use only each other.
+    """
+    formula = "d_dout = ddx @ y, dy = MatMulGradB(dout, ddx, y)"
+    shape_only_inputs = (1,)
 
-    def emit(self, v, a, b):
-        return "rt.math_matmul_shape(%s, %s, %s, %r)" % (v, a, b, self.which)
+    def emit(self, dout, x, y):
+        return "rt.math_matmul_grad_a(%s, %s, %s)" % (dout, x, y)
+
+
+class MatMulGradB(Primitive):
+    """``swap(x) @ dout`` summed to y's shape: the gradient of ``x @ y`` w.r.t. ``y``.
+
+    Inputs ``(dout, x, y)``; only ``y``'s shape is read.
+    """
+    formula = "d_dout = x @ ddy, dx = MatMulGradA(dout, x, ddy)"
+    shape_only_inputs = (2,)
+
+    def emit(self, dout, x, y):
+        return "rt.math_matmul_grad_b(%s, %s, %s)" % (dout, x, y)
 
 
 def _mT(x, flag):
     return "xp.swapaxes(%s, -1, -2)" % x if flag else x
+
 
 
 class BatchMatMul(Primitive):
