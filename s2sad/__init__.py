@@ -9,7 +9,8 @@ from .dtype import (float16, float32, float64, int8, int16, int32, int64, uint8,
 from .tensor import Tensor, Parameter, ParameterTuple
 from . import ops, nn
 from .ad.grad import mutable
-from .ad.api import jvp
+from .ad.api import grad, value_and_grad, vjp, jvp, jacfwd, jacrev, hessian
+from .ad.jacobian import Jacobian, Hessian
 from .ad.check import check_grads, GradCheckError
 from .errors import S2SADError, CompileError, UnsupportedSyntaxError, NoGradientRuleError
 from .inspection import get_source, get_ir

@@ -27,6 +27,7 @@ from ..ir import control as C
 from ..ops._grad import bprop_getters
 from ..ops.operations import math_ops as M
 from ..ops.operations import array_ops as A
+from ..backend.runtime import UNDEFINED
 
 
 def _rule_name(getter):
@@ -201,17 +202,26 @@ class _Reverse:
         self.zero_ids = set()
         self.active = set()
         self.if_map = {}
+        self.visible = []
 
     def adjoints(self):
         return _Adjoints(self.b, self.zero_ids)
 
-    def block(self, ops, adj):
+    def block(self, ops, adj, params=()):
+        """Backward ops of ``ops`` (a function body or region, entered with ``params``)."""
         saved = getattr(self, "_current_adj", None)
         self._current_adj = adj
+        self.visible.append({o.id for op in ops for o in op.outs} | {p.id for p in params})
         try:
             self._block(ops, adj)
         finally:
             self._current_adj = saved
+            self.visible.pop()
+
+    def defined_on_path(self, var):
+        """Whether ``var`` is defined on every path reaching the op being differentiated
+        (by the function or an enclosing region), not only inside some other branch."""
+        return any(var.id in v for v in self.visible)
 
     def _block(self, ops, adj):
         for op in reversed(ops):
@@ -350,7 +360,7 @@ class _Reverse:
             for value, d in seeds:
                 if d is not None and isinstance(value, Var) and value.id in self.active:
                     child.add(value, d)
-            self.block(region.ops, child)
+            self.block(region.ops, child, region.params)
             return self.b.ops, child
         finally:
             self.b.ops = saved
@@ -374,7 +384,12 @@ class _Reverse:
         for r, ops, child in parts:
             saved = self.b.ops
             self.b.ops = ops
-            results = tuple(child.total_or_zeros(v, op.loc) for v in targets)
+            # a value defined only inside another branch (reached by an outer
+            # derivative) has no zero to give on this path: it is only read
+            # where it exists
+            results = tuple(child.total(v, op.loc) or (
+                child.total_or_zeros(v, op.loc) if self.defined_on_path(v)
+                else Const(UNDEFINED)) for v in targets)
             self.b.ops = saved
             regions.append(Region((), ops, results))
         outs = [Var(AdjointOf(v)) for v in targets]
@@ -556,7 +571,7 @@ def reverse(func, wrt, sens=None, name=None, return_value=False):
     # stacks are created once, at the start of the forward sweep; nested loops
     # push and pop in matching (last in, first out) order across iterations
     R.pre_loop = []
-    R.block(body, adj)
+    R.block(body, adj, func.params)
     results = [adj.total_or_zeros(v, func.loc) for v in wrt]
     params = list(func.params) + ([s for s in leaves(sens) if isinstance(s, Var)]
                                   if sens is not None else [])

@@ -210,6 +210,8 @@ class Builder(ControlFlow, Closures):
         saved = self.loc_override
         if saved is None and loc is not None and _is_library(fn):
             self.loc_override = loc
+        elif saved is not None and self.origin is None and not _is_library(fn):
+            self.loc_override = None    # user code reached through a library helper
         self.depth += 1
         try:
             self.exec_block(info.tree.body, scope)
@@ -527,6 +529,10 @@ class Builder(ControlFlow, Closures):
                 return self.lift(fn(const_value(left), const_value(right)))
             except Exception as e:
                 raise CompileError("%s: %s" % (type(e).__name__, e), loc)
+        if isinstance(left, Const) and type(left.value) is tuple and isinstance(right, tuple):
+            left = tuple(Const(v) for v in left.value)
+        if isinstance(right, Const) and type(right.value) is tuple and isinstance(left, tuple):
+            right = tuple(Const(v) for v in right.value)
         if isinstance(left, ListVal) or isinstance(right, ListVal):
             joined = self.binop(op, freeze(left), freeze(right), loc)
             return ListVal(joined, self.ops) if isinstance(joined, tuple) else joined

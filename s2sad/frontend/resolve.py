@@ -55,13 +55,36 @@ def guard_key(value):
     if isinstance(value, (tuple, list)):
         return ("seq", type(value), len(value))
     if isinstance(value, types.FunctionType):
-        return ("fn", value.__code__)
+        # a closure is specialised on what it captured (another k in make_scale(k)
+        # is another function); captured arrays by identity, as they are read from there
+        cells = tuple(_captured_key(c) for c in (value.__closure__ or ()))
+        defaults = tuple(_captured_key_value(d) for d in (value.__defaults__ or ()))
+        return ("fn", value.__code__, cells, defaults)
     if isinstance(value, types.MethodType):
         return ("method", getattr(value.__func__, "__code__", value.__func__),
                 id(value.__self__))
     if isinstance(value, (type, types.ModuleType, types.BuiltinFunctionType)):
         return ("obj", value)
     return ("id", id(value))
+
+
+def _captured_key(cell):
+    try:
+        return _captured_key_value(cell.cell_contents)
+    except ValueError:
+        return ("unbound",)
+
+
+def _captured_key_value(value):
+    from ..tensor import Tensor
+    if isinstance(value, (Tensor, np.ndarray)):
+        return ("id", id(value))
+    try:
+        key = guard_key(value)
+        hash(key)
+        return key
+    except (TypeError, RecursionError):
+        return ("id", id(value))
 
 
 def read_path(root, path):

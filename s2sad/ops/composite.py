@@ -161,6 +161,13 @@ def _regroup(values, specs, flat_grads, which="all"):
     return tuple(out)
 
 
+def _as_function(grad_fn):
+    """A gradient function as a plain function, so it can be differentiated again."""
+    def gradient_of(*args):
+        return grad_fn(*args)
+    return gradient_of
+
+
 class GradFunction:
     """The callable ``GradOperation(...)(fn)`` returns; compiles on first call."""
 
@@ -170,6 +177,8 @@ class GradFunction:
         self.grad_op = grad_op
         self.weights = weights
         self._weights, self._weights_kind = _weights_list(weights)
+        if isinstance(fn, GradFunction):
+            fn = _as_function(fn)
         if isinstance(fn, Cell):
             self.root = fn
             self.fn = type(fn).construct
