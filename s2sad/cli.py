@@ -70,6 +70,14 @@ def _build_parser():
     dump.add_argument("--explain", action="store_true",
                       help="annotate each generated line with the bprop rule that produced it "
                            "and list where those rules are defined (python and dot formats)")
+    dump.add_argument("--order", type=int, default=1, metavar="N",
+                      help="the N-th derivative: the gradient of the gradient ... (N >= 1); "
+                           "the flags apply to the outermost derivative, the inner ones are "
+                           "GradOperation() of the first input")
+    dump.add_argument("--mode", choices=("reverse", "forward"), default="reverse",
+                      help="reverse (default): the gradient program; forward: the forward-mode "
+                           "(JVP) program, taking one tangent per input and returning "
+                           "(output, tangent)")
     dump.add_argument("--color", choices=("auto", "always", "never"), default="auto",
                       help="highlight keywords, comments and adjoint names (d_*) in the "
                            "Python source: auto (default) when writing to a terminal and "
@@ -464,9 +472,7 @@ def _cmd_dump(args, out):
         raise UsageError("--explain annotates the Python source or the DOT graph; the IR "
                          "format has no rule annotations")
     fn, weights = resolve_target(args.target, args.get_by_list)
-    grad_op = GradOperation(get_all=args.get_all, get_by_list=args.get_by_list,
-                            sens_param=args.sens_param)
-    compiled = grad_op(fn, weights).compile_symbolic()
+    compiled = _compile(fn, weights, args)
     if fmt == "ir":
         text = format_func(compiled.forward) + "\n\n" + format_func(compiled.grad_ir)
     elif fmt == "dot":
@@ -479,6 +485,31 @@ def _cmd_dump(args, out):
             text = highlight(text)
     out.write(text if text.endswith("\n") else text + "\n")
     return EXIT_OK
+
+
+def _compile(fn, weights, args):
+    """The Compiled program ``dump`` prints: reverse or forward mode, of any order."""
+    from .ops import GradOperation
+    from .ops.composite import GradFunction, _as_function
+    from .ad import grad as G
+    if args.order < 1:
+        raise UsageError("--order must be 1 or more, got %d" % args.order)
+    if args.mode == "forward" and (args.get_all or args.get_by_list or args.sens_param):
+        raise UsageError("--get-all, --get-by-list and --sens-param are GradOperation flags; "
+                         "forward mode differentiates every input and takes no sens")
+    probe = GradFunction(fn, None, GradOperation())
+    n_inputs = probe._nrequired
+    target = fn
+    for _ in range(args.order - 1):
+        target = _as_function(GradOperation()(target))
+    if args.mode == "forward":
+        py_fn, root = (type(target).construct, target) if probe.root is not None and \
+            target is fn else (target, None)
+        specs = tuple(("tensor",) for _ in range(n_inputs))
+        return G.compile_jvp(py_fn, root, [None] * n_inputs, specs)
+    grad_op = GradOperation(get_all=args.get_all, get_by_list=args.get_by_list,
+                            sens_param=args.sens_param)
+    return grad_op(target, weights).compile_symbolic(n_inputs)
 
 
 def _error(message):

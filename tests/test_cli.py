@@ -416,3 +416,43 @@ def test_explain_locates_a_cells_own_bprop(tmp_path, capsys):
     assert code == 0, err
     assert re.search(r'label="CustomBprop \(line 18\)"', out)
     assert_edges_at_top_level(out)
+
+
+def _run_dumped(source, *args):
+    """Execute a dumped program and call the function it defines."""
+    import numpy as np
+    from s2sad.backend import runtime
+    ns = {"xp": np, "rt": runtime}
+    exec(compile(source, "<dumped>", "exec"), ns)
+    fn = [v for k, v in ns.items() if callable(v) and k not in ("xp", "rt")][-1]
+    return fn(*args)
+
+
+def test_dump_order_2_computes_the_second_derivative(capsys):
+    import numpy as np
+    from s2sad.cli import main
+    assert main(["dump", "samples/sin_cos_net.py::Net", "--order", "2", "--color",
+                 "never"]) == 0
+    x = np.array([0.3, 1.1, 2.0])
+    (got,) = _run_dumped(capsys.readouterr().out, x)
+    # f = cos(sin x); f' = -sin(sin x) cos x; f'' = -cos(sin x) cos^2 x + sin(sin x) sin x
+    want = -np.cos(np.sin(x)) * np.cos(x) ** 2 + np.sin(np.sin(x)) * np.sin(x)
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_dump_forward_mode_computes_the_jvp(capsys):
+    import numpy as np
+    from s2sad.cli import main
+    assert main(["dump", "samples/sin_cos_net.py::Net", "--mode", "forward", "--color",
+                 "never"]) == 0
+    x, t = np.array([0.3, 1.1]), np.array([1.0, -2.0])
+    out, t_out = _run_dumped(capsys.readouterr().out, x, t)
+    np.testing.assert_allclose(out, np.cos(np.sin(x)), rtol=1e-12)
+    np.testing.assert_allclose(t_out, -np.sin(np.sin(x)) * np.cos(x) * t, rtol=1e-12)
+
+
+def test_dump_order_and_mode_usage_errors(capsys):
+    from s2sad.cli import main
+    assert main(["dump", "samples/sin_cos_net.py::Net", "--order", "0"]) == 2
+    assert main(["dump", "samples/sin_cos_net.py::Net", "--mode", "forward",
+                 "--get-all"]) == 2

@@ -128,6 +128,9 @@ class Compiled:
 
 
 def _param_names(fn, is_method):
+    declared = getattr(fn, "__s2sad_params__", None)
+    if declared is not None:
+        return list(declared)
     sig = inspect.signature(fn)
     names = list(sig.parameters)
     return names[1:] if is_method else names

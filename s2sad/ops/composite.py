@@ -162,9 +162,17 @@ def _regroup(values, specs, flat_grads, which="all"):
 
 
 def _as_function(grad_fn):
-    """A gradient function as a plain function, so it can be differentiated again."""
+    """A gradient function as a plain function, so it can be differentiated again.
+
+    It keeps the differentiated function's parameter names and is named
+    ``grad_<name>``, which is what generated code and headers show.
+    """
     def gradient_of(*args):
         return grad_fn(*args)
+    params = list(inspect.signature(grad_fn.fn).parameters)
+    gradient_of.__s2sad_params__ = params[1:] if grad_fn.root is not None else params
+    inner = getattr(grad_fn.fn, "__qualname__", "f").replace("<locals>.", "")
+    gradient_of.__qualname__ = gradient_of.__name__ = "grad_" + inner.replace(".", "_")
     return gradient_of
 
 
@@ -221,13 +229,14 @@ class GradFunction:
         inputs, sens = self._split(args)
         return self._compiled(inputs, sens)[0]
 
-    def compile_symbolic(self):
+    def compile_symbolic(self, n_inputs=None):
         """Compile assuming every required input is a Tensor (no example values needed).
 
         Generated code does not depend on shapes, so this is the code a call
-        with Tensor arguments runs; the CLI uses it.
+        with Tensor arguments runs; the CLI uses it.  ``n_inputs`` overrides the
+        count read from the signature (for a function taking ``*args``).
         """
-        inputs = [None] * self._nrequired
+        inputs = [None] * (self._nrequired if n_inputs is None else n_inputs)
         specs = tuple(("tensor",) for _ in inputs)
         sens_spec = "auto" if self.grad_op.sens_param else None
         return self._compiled(inputs, None, specs, sens_spec)[0]
