@@ -578,14 +578,56 @@ def test_paddle_second_derivative_training_with_adam():
     assert sizes == [sizes[0]] * 4
 
 
-# ------------------------------------------------------------- limitation
-def test_differentiating_a_gradient_with_a_loop_is_an_error():
+# -------------------------------------------------------- loops at higher order
+def test_second_derivative_through_a_loop_closed_form():
     x = Tensor(np.array([0.5, 1.0]))
-    np.testing.assert_allclose(arr(s2sad.grad(loop_sin)(x, 2)),
-                               np.cos(np.sin(arr(x))) * np.cos(arr(x)))
-    with pytest.raises(CompileError, match="differentiating a gradient whose program "
-                                           "contains a loop is not supported"):
-        s2sad.grad(s2sad.grad(loop_sin))(x, 2)
+    xa = arr(x)
+    s1 = np.sin(xa)
+    # f = sin(sin x); f' = cos(sin x) cos x; f'' = -sin(sin x) cos^2 x - cos(sin x) sin x
+    want = -np.sin(s1) * np.cos(xa) ** 2 - np.cos(s1) * np.sin(xa)
+    np.testing.assert_allclose(arr(s2sad.grad(s2sad.grad(loop_sin))(x, 2)), want,
+                               rtol=1e-12)
+
+
+def loop_mix(x):
+    s = x * 1.0
+    for i in range(3):
+        if s.sum() > 1.0:
+            s = s * np.sin(s)
+        else:
+            s = s + np.cos(x)
+        j = 0
+        while j < 2:
+            s = s * 0.9 + x * s
+            j = j + 1
+    return np.sum(s * s)
+
+
+def loop_break(x):
+    s = x
+    for i in range(10):
+        s = np.tanh(s * 1.5) + x
+        if s.sum() > 2.5:
+            break
+    return np.sum(s)
+
+
+@pytest.mark.parametrize("fn", [loop_mix, loop_break], ids=lambda f: f.__name__)
+def test_second_order_through_loops_and_third_by_forward_mode(fn):
+    from s2sad.ad.check import _first_derivative
+    x = np.random.default_rng(2).uniform(0.2, 0.6, 3)
+    s2sad.check_grads(fn, (x,), order=2)
+    # third order: forward mode over the second derivative (reverse over it is refused)
+    directional = _first_derivative(fn, np.float64(0.7), (np.array([0.3, -0.2, 0.5]),))
+    s2sad.check_grads(directional, (x,), order=2, modes=("fwd",))
+
+
+def test_third_order_reverse_through_a_loop_is_refused():
+    from s2sad.ad.check import _first_derivative
+    x = np.random.default_rng(2).uniform(0.2, 0.6, 3)
+    directional = _first_derivative(loop_break, np.float64(0.7), (np.array([0.3, -0.2, 0.5]),))
+    with pytest.raises(CompileError, match="third derivative in reverse mode through a loop"):
+        s2sad.check_grads(directional, (x,), order=2, modes=("rev",))
 
 
 # ------------------------------------------------- known bugs outside the API

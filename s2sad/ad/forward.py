@@ -25,6 +25,9 @@ class _Forward:
         from ..frontend.build import Builder
         self.b = Builder()
         self.b.name_hints = False
+        self.pre = []            # tangent stacks, created at the start
+        self.tan_stacks = {}     # stack id -> (tangent stack, positions with tangents)
+        self.probing = False
 
     def tangent(self, tan, a):
         if isinstance(a, tuple):
@@ -49,6 +52,12 @@ class _Forward:
                 self.op_custom(op, tan)
             elif isinstance(op.prim, (C.While, C.ForRange)):
                 self.op_loop(op, tan)
+            elif isinstance(op.prim, C.StackPush):
+                self.b.ops.append(op)
+                self.op_push(op, tan)
+            elif isinstance(op.prim, C.StackPop):
+                self.b.ops.append(op)
+                self.op_pop(op, tan)
             else:
                 self.b.ops.append(op)
                 if isinstance(op.prim, C.CheckDefined):
@@ -125,6 +134,35 @@ class _Forward:
         for k, t in zip(wanted, t_outs):
             tan[op.outs[k].id] = t
 
+    # A gradient program's loops push values that its backward loop pops; the
+    # tangents of those values travel on a stack of their own.
+    def op_push(self, op, tan):
+        if self.probing:
+            return
+        stack, values = op.args[0], op.args[1:]
+        positions = [i for i, v in enumerate(values) if isinstance(v, Var) and v.id in tan]
+        if not positions:
+            return
+        tstack = Var(AdjointOf(stack, "t_"))
+        self.pre.append(Op(C.NewStack(), [], [tstack], None))
+        self.tan_stacks[stack.id] = (tstack, positions)
+        self.b.ops.append(Op(C.StackPush(), [tstack] + [tan[values[i].id] for i in positions],
+                             [], op.loc))
+
+    def op_pop(self, op, tan):
+        entry = self.tan_stacks.get(op.args[0].id)
+        if entry is None:
+            return
+        tstack, positions = entry
+        if self.probing:        # which values get tangents, without emitting the pop
+            for i in positions:
+                tan[op.outs[i].id] = Var()
+            return
+        touts = [Var(AdjointOf(op.outs[i], "t_")) for i in positions]
+        self.b.ops.append(Op(C.StackPop(), [tstack], touts, op.loc))
+        for i, t in zip(positions, touts):
+            tan[op.outs[i].id] = t
+
     def op_custom(self, op, tan):
         """Forward mode differentiates a custom-bprop Cell's construct itself."""
         (region,) = op.regions
@@ -141,7 +179,11 @@ class _Forward:
         flags = [isinstance(i, Var) and i.id in tan for i in inits]
         while True:     # which carried values have a tangent on some iteration
             probe = {p.id: Var() for p, f in zip(params, flags) if f}
-            _, t_res = self.region(body, tan, probe)
+            saved_probing, self.probing = self.probing, True
+            try:
+                _, t_res = self.region(body, dict(tan), probe)
+            finally:
+                self.probing = saved_probing
             new = [f or t is not None for f, t in zip(flags, t_res)]
             if new == flags:
                 break
@@ -192,5 +234,5 @@ def forward(func, wrt, name=None):
         return F.zeros_for(a, func.loc)
 
     t_result = map_structure(result_tangent, func.result)
-    return Func(name or func.name + "_jvp", list(func.params) + t_params, F.b.ops,
+    return Func(name or func.name + "_jvp", list(func.params) + t_params, F.pre + F.b.ops,
                 (func.result, t_result), func.loc)

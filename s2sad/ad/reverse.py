@@ -22,7 +22,7 @@ from outside the loop are accumulated in carried sums.
 import numpy as np
 
 from ..errors import CompileError, NoGradientRuleError, RuleError
-from ..ir.nodes import Var, Const, Op, Func, Region, AdjointOf, leaves
+from ..ir.nodes import Var, Const, Op, Func, Region, AdjointOf, leaves, walk_ops
 from ..ir import control as C
 from ..ops._grad import bprop_getters
 from ..ops.operations import math_ops as M
@@ -108,12 +108,25 @@ def _loop_parts(op):
     return op.args, body, body.params, None
 
 
-def propagate(ops, active):
-    """Add to ``active`` every value that depends on an active one."""
+def propagate(ops, active, stacks=None):
+    """Add to ``active`` every value that depends on an active one.
+
+    A value popped from a stack is active when the value pushed at its
+    position is (``stacks`` remembers that per stack, in program order).
+    """
+    stacks = {} if stacks is None else stacks
     for op in ops:
-        if isinstance(op.prim, C.If):
+        if isinstance(op.prim, C.StackPush):
+            flags = stacks.setdefault(op.args[0].id, [False] * (len(op.args) - 1))
+            for i, v in enumerate(op.args[1:]):
+                flags[i] = flags[i] or (isinstance(v, Var) and v.id in active)
+        elif isinstance(op.prim, C.StackPop):
+            for o, f in zip(op.outs, stacks.get(op.args[0].id, ())):
+                if f:
+                    active.add(o.id)
+        elif isinstance(op.prim, C.If):
             for r in op.regions:
-                propagate(r.ops, active)
+                propagate(r.ops, active, stacks)
             for k, o in enumerate(op.outs):
                 if any(isinstance(r.result[k], Var) and r.result[k].id in active
                        for r in op.regions):
@@ -128,7 +141,7 @@ def propagate(ops, active):
                         active.add(params[k].id)
                         if cond_params:
                             active.add(cond_params[k].id)
-                propagate(body.ops, active)
+                propagate(body.ops, active, stacks)
                 new = [f or (isinstance(r, Var) and r.id in active)
                        for f, r in zip(flags, body.result)]
                 if new == flags:
@@ -203,6 +216,7 @@ class _Reverse:
         self.active = set()
         self.if_map = {}
         self.visible = []
+        self.adj_stacks = {}
 
     def adjoints(self):
         return _Adjoints(self.b, self.zero_ids)
@@ -219,9 +233,10 @@ class _Reverse:
             self.visible.pop()
 
     def defined_on_path(self, var):
-        """Whether ``var`` is defined on every path reaching the op being differentiated
-        (by the function or an enclosing region), not only inside some other branch."""
-        return any(var.id in v for v in self.visible)
+        """Whether ``var`` is defined on every path reaching the op being differentiated:
+        outside every region (a parameter, a value from enclosing code), or by the
+        function or an enclosing region -- not only inside some other branch."""
+        return var.id not in self.region_defined or any(var.id in v for v in self.visible)
 
     def _block(self, ops, adj):
         for op in reversed(ops):
@@ -229,13 +244,10 @@ class _Reverse:
                 self.backprop_if(op, adj)
             elif isinstance(op.prim, (C.While, C.ForRange)):
                 self.backprop_loop(op, adj)
-            elif isinstance(op.prim, (C.NewStack, C.StackPush, C.StackPop)) and \
-                    any(v.id in self.active for v in op.arg_vars() + op.outs):
-                raise CompileError(
-                    "differentiating a gradient whose program contains a loop is not supported "
-                    "by this version of s2sad", op.loc,
-                    hint="higher-order derivatives work through branches, calls and straight-"
-                         "line code; move the loop out of the differentiated gradient")
+            elif isinstance(op.prim, C.StackPop):
+                self.backprop_pop(op, adj)
+            elif isinstance(op.prim, C.StackPush):
+                self.backprop_push(op, adj)
             elif isinstance(op.prim, C.CustomBprop):
                 if any(v.id in self.active for v in op.arg_vars()):
                     self.backprop_custom(op, adj)
@@ -368,7 +380,8 @@ class _Reverse:
     def backprop_if(self, op, adj):
         douts = [adj.total(o, op.loc) for o in op.outs]
         inside = _defined([op])
-        if all(d is None for d in douts) and not any(i in inside for i in adj.contribs):
+        if all(d is None for d in douts) and not any(i in inside for i in adj.contribs) \
+                and not any(self._feeds_adjoint_stack(r) for r in op.regions):
             return      # nothing flows into the branches
         parts = []
         for r in op.regions:
@@ -400,10 +413,58 @@ class _Reverse:
             adj.add(v, o)
 
     # ---------------------------------------------------------------- loops
+    # ------------------------------------------- stacks of a differentiated gradient
+    # Differentiating a gradient program again meets its stacks: a forward loop
+    # pushes per-iteration values, the backward loop pops them back.  Reverse
+    # mode visits the pop side first: the adjoints of the popped values are
+    # pushed, per iteration, onto a companion stack; the push side, visited
+    # later with its iterations reversed, pops them in exactly matching order.
+    def backprop_pop(self, op, adj):
+        (stack,) = op.args
+        values = op.outs
+        if not any(v.id in self.active for v in values):
+            return
+        ds = []
+        for v in values:
+            d = adj.total(v, op.loc)
+            if d is None:
+                d = self.b.emit(A.ZerosLike(), [v], op.loc)
+            ds.append(d)
+        adj_stack = self.adj_stacks.get(stack.id)
+        if adj_stack is None:
+            if stack.id in self.adjoint_stacks:
+                raise CompileError(
+                    "a third derivative in reverse mode through a loop is not supported by "
+                    "this version of s2sad", op.loc,
+                    hint="second derivatives through loops work in both modes; for a third, "
+                         "put forward mode on top: s2sad.jvp or s2sad.jacfwd of the second "
+                         "derivative")
+            adj_stack = Var(AdjointOf(stack))
+            self.pre_loop.append(Op(C.NewStack(adjoint=True), [], [adj_stack], None))
+            self.adj_stacks[stack.id] = adj_stack
+        self.b.ops.append(Op(C.StackPush(), [adj_stack] + ds, [], op.loc))
+
+    def backprop_push(self, op, adj):
+        stack, values = op.args[0], op.args[1:]
+        adj_stack = self.adj_stacks.get(stack.id)
+        if adj_stack is None:
+            return      # nothing flowed into the popped values
+        ds = [Var(AdjointOf(v)) if isinstance(v, Var) else Var() for v in values]
+        self.b.ops.append(Op(C.StackPop(), [adj_stack], ds, op.loc))
+        for v, d in zip(values, ds):
+            if isinstance(v, Var) and v.id in self.active:
+                adj.add(v, d)
+
+    def _feeds_adjoint_stack(self, region):
+        """Whether ``region`` pushes onto a stack whose values received adjoints."""
+        from ..ir.nodes import walk_ops
+        return any(isinstance(o.prim, C.StackPush) and o.args[0].id in self.adj_stacks
+                   for o in walk_ops(region.ops))
+
     def backprop_loop(self, op, adj):
         inits, body, params, index = _loop_parts(op)
         douts = [adj.total(o, op.loc) for o in op.outs]
-        if all(d is None for d in douts):
+        if all(d is None for d in douts) and not self._feeds_adjoint_stack(body):
             return
         b = self.b
         loc = op.loc
@@ -571,6 +632,12 @@ def reverse(func, wrt, sens=None, name=None, return_value=False):
     # stacks are created once, at the start of the forward sweep; nested loops
     # push and pop in matching (last in, first out) order across iterations
     R.pre_loop = []
+    R.adjoint_stacks = {o.outs[0].id for o in walk_ops(body)
+                        if isinstance(o.prim, C.NewStack) and o.prim.adjoint}
+    R.region_defined = set()
+    for op in body:
+        for r in op.regions:
+            R.region_defined |= _defined(r.ops) | {p.id for p in r.params}
     R.block(body, adj, func.params)
     results = [adj.total_or_zeros(v, func.loc) for v in wrt]
     params = list(func.params) + ([s for s in leaves(sens) if isinstance(s, Var)]
