@@ -85,8 +85,9 @@ def cse(func):
             for r in op.regions:
                 r.ops = block(r.ops, dict(table))
                 r.result = tuple(sub(x) for x in r.result)
-            if isinstance(op.prim, Copy) and isinstance(op.args[0], Var):
-                subst[op.outs[0].id] = op.args[0]
+            same = _identity_input(op)
+            if same is not None and isinstance(op.args[same], Var):
+                subst[op.outs[0].id] = op.args[same]
                 continue
             if op.regions or op.prim.stateful or not op.outs:
                 kept.append(op)
@@ -104,6 +105,22 @@ def cse(func):
     func.body = block(func.body, {})
     func.result = sub(func.result) if not isinstance(func.result, Var) else sub(func.result)
     return func
+
+
+def _identity_input(op):
+    """The input an op passes through unchanged (``Copy``, ``Depend``, a
+    keep-dims ``ExpandReduced``...), read off its code template, or ``None``."""
+    from .control import Copy
+    if isinstance(op.prim, Copy):
+        return 0
+    if op.regions or op.prim.stateful or len(op.outs) != 1 or not op.args:
+        return None
+    names = ["_in%d_" % i for i in range(len(op.args))]
+    try:
+        text = op.prim.emit(*names)
+    except Exception:
+        return None
+    return names.index(text) if text in names else None
 
 
 def _arg_key(a):
