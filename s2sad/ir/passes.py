@@ -54,7 +54,8 @@ def cse(func):
 
     Two stateless ops with equal primitives (same attributes) and the same
     arguments compute the same value: the second is dropped and its uses read
-    the first.  ``Copy`` ops are dropped too.  A value computed inside a
+    the first.  Ops that pass an input through unchanged (``Copy``, ``Depend``,
+    a keep-dims ``ExpandReduced``) are dropped too.  A value computed inside a
     region is reused only inside it (a branch's values do not exist on the
     other path); values from enclosing code are reused inside regions.
     """
