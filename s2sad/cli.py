@@ -460,7 +460,6 @@ def to_dot(compiled, explain=False):
 # ----------------------------------------------------------------- commands
 def _cmd_dump(args, out):
     from .ir import format_func
-    from .ops import GradOperation
 
     fmt = args.format
     if args.ir:

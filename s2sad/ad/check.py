@@ -8,7 +8,6 @@ float64 so the finite differences are meaningful.
 """
 import numpy as np
 
-from ..ir.nodes import leaves
 
 
 class GradCheckError(AssertionError):

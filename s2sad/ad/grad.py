@@ -10,8 +10,7 @@ import threading
 
 import numpy as np
 
-from ..errors import CompileError
-from ..ir import Var, Const, Func, leaves, verify, format_func
+from ..ir import Var, Const, Func, leaves, verify
 from ..ir.passes import dce, cse
 from ..frontend.build import Builder
 from ..frontend.parse import get_source_info

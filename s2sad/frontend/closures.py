@@ -10,7 +10,6 @@ ordinary SSA value of the caller, and its gradient flows back to the enclosing
 scope with no extra machinery.
 """
 import functools
-import inspect
 
 import gast
 
@@ -137,7 +136,6 @@ class Closures:
         if f in (sum,) and len(args) >= 1:
             seq = self.static_sequence(args[0])
             if seq is not None:
-                from ..ops.operations import math_ops as M
                 total = args[1] if len(args) > 1 else Const(0)
                 for item in seq:
                     total = self.binop(gast.Add, total, item, loc)
@@ -198,14 +196,3 @@ class Closures:
                 keep = keep and bool(c.value)
             if keep:
                 self._generate(gens, i + 1, scope, element, out)
-
-
-def is_partial_object(f):
-    return isinstance(f, functools.partial)
-
-
-def signature_of(f):
-    try:
-        return inspect.signature(f)
-    except (TypeError, ValueError):
-        return None

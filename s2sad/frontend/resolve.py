@@ -7,7 +7,6 @@ the compiled code only if every guard still holds, so two instances of one
 Cell class with different attributes never share a wrong adjoint.  Tensors and
 Parameters are never baked in: they are runtime inputs read on each call.
 """
-import builtins
 import types
 
 import numpy as np
@@ -206,5 +205,3 @@ def register_runtime_builtin(original):
         return fn
     return deco
 
-
-builtins_module = builtins

@@ -7,7 +7,6 @@ Python statement it stands for, so control flow reads back as ``if``/``for``/
 ``while``.
 """
 from ..ops.primitive import Primitive
-from ..backend.runtime import UNDEFINED  # noqa: F401  (the marker codegen writes)
 
 
 class ControlOp(Primitive):

@@ -59,7 +59,6 @@ def cse(func):
     region is reused only inside it (a branch's values do not exist on the
     other path); values from enclosing code are reused inside regions.
     """
-    from .control import Copy
     subst = {}
 
     def sub(a):
