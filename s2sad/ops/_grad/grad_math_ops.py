@@ -253,17 +253,6 @@ def get_jvp_square(self):
     return jvp
 
 
-@jvp_getters.register(M.MatMul)
-def get_jvp_matmul(self):
-    def jvp(x, w, out, tx, tw):
-        if tx is None:
-            return self(x, tw)
-        if tw is None:
-            return self(tx, w)
-        return self(tx, w) + self(x, tw)
-    return jvp
-
-
 @jvp_getters.register(M.ReduceSum)
 @jvp_getters.register(M.ReduceMean)
 def get_jvp_reduce(self):
@@ -652,6 +641,7 @@ def get_jvp_matmul_grad_b(self):
     return jvp
 
 
+@jvp_getters.register(M.MatMul)
 @jvp_getters.register(M.MatMulExt)
 @jvp_getters.register(M.Dot)
 @jvp_getters.register(M.BatchMatMul)
@@ -660,6 +650,7 @@ def get_jvp_matmul_grad_b(self):
 @jvp_getters.register(M.TensordotGradA)
 @jvp_getters.register(M.TensordotGradB)
 def get_jvp_bilinear(self):
+    """A product linear in each input: d(x*y) = dx*y + x*dy, with the same primitive."""
     def jvp(x, y, out, tx, ty):
         if tx is None:
             return self(x, ty)

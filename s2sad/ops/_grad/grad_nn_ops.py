@@ -9,6 +9,7 @@ from ..operations import math_ops as M
 from ..operations import array_ops as A
 from ..operations import nn_ops as N
 from .grad_base import bprop_getters, jvp_getters
+from .grad_math_ops import get_jvp_bilinear
 
 exp = M.Exp()
 tanh = M.Tanh()
@@ -338,15 +339,7 @@ def get_bprop_conv2d(self):
     return bprop
 
 
-@jvp_getters.register(N.Conv2D)
-def get_jvp_conv2d(self):
-    def jvp(x, w, out, tx, tw):
-        if tx is None:
-            return self(x, tw)
-        if tw is None:
-            return self(tx, w)
-        return self(tx, w) + self(x, tw)
-    return jvp
+jvp_getters.register(N.Conv2D)(get_jvp_bilinear)
 
 
 @bprop_getters.register(N.Conv2DBackpropInput)
