@@ -1386,3 +1386,21 @@ def test_loop_memory_is_bounded_per_iteration():
     # h_{t-1} * w (kept for its shape); h_{t-1} is the previous h_t, not a copy.
     per_iteration_needed = n * size * 8
     assert peak < 3 * per_iteration_needed, (peak, per_iteration_needed)
+
+
+def f_duplicate_value_in_loop(x, steps):
+    # y = tanh(x) and x = tanh(x) are one value: merging them must not confuse
+    # the backward loop, which pops the per-iteration values back by name
+    for t in range(steps.shape[0]):
+        y = np.tanh(x)
+        x = np.tanh(x)
+        y = np.sin(x)
+    return np.sum(x)
+
+
+def test_merged_duplicate_value_in_loop_body():
+    x = np.linspace(-1, 1, 5)
+    t1 = np.tanh(x)
+    want = (1 - np.tanh(t1) ** 2) * (1 - t1 ** 2)
+    got = ops.GradOperation()(f_duplicate_value_in_loop)(x, np.zeros(2))
+    np.testing.assert_allclose(got, want, rtol=1e-12)

@@ -79,9 +79,14 @@ def cse(func):
             return None
 
     def block(ops, table):
+        from .control import StackPop
         kept = []
         for op in ops:
             op.args = [sub(a) for a in op.args]
+            if isinstance(op.prim, StackPop):
+                # a pop rebinds the values pushed; a pushed value merged into
+                # another is rebound under the name that is still read
+                op.outs = [sub(o) for o in op.outs]
             for r in op.regions:
                 r.ops = block(r.ops, dict(table))
                 r.result = tuple(sub(x) for x in r.result)
@@ -102,8 +107,13 @@ def cse(func):
             kept.append(op)
         return kept
 
+    start = getattr(func, "backward_start", None)
+    position = {id(op): i for i, op in enumerate(func.body)}
     func.body = block(func.body, {})
-    func.result = sub(func.result) if not isinstance(func.result, Var) else sub(func.result)
+    func.result = sub(func.result)
+    if start is not None:
+        func.backward_start = next((k for k, op in enumerate(func.body)
+                                    if position[id(op)] >= start), len(func.body))
     return func
 
 
