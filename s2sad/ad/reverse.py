@@ -179,24 +179,25 @@ def _uses(ops, out=None):
     return out
 
 
-def _only_shape_uses(ops, var):
-    """Whether every use of ``var`` in ``ops`` is at an input that reads only its shape."""
+def _non_shape_uses(ops, out=None):
+    """Ids of values ``ops`` read somewhere other than at a shape-only input."""
+    out = set() if out is None else out
     for op in ops:
         for i, a in enumerate(op.args):
-            if any(v is var for v in leaves(a) if isinstance(v, Var)) and \
-                    i not in op.prim.shape_only_inputs:
-                return False
+            if i not in op.prim.shape_only_inputs:
+                out.update(v.id for v in leaves(a) if isinstance(v, Var))
         for r in op.regions:
-            if not _only_shape_uses(r.ops, var) or any(v is var for v in leaves(r.result)):
-                return False
-    return True
+            _non_shape_uses(r.ops, out)
+            out.update(v.id for v in leaves(r.result) if isinstance(v, Var))
+    return out
 
 
-def _replace_uses(ops, var, new):
+def _replace_uses(ops, new_for):
+    """Replace every read of a value in ``new_for`` (id -> Var) throughout ``ops``."""
     for op in ops:
-        op.args = [new if a is var else a for a in op.args]
+        op.args = [new_for.get(a.id, a) if isinstance(a, Var) else a for a in op.args]
         for r in op.regions:
-            _replace_uses(r.ops, var, new)
+            _replace_uses(r.ops, new_for)
 
 
 def copy_ops(ops):
@@ -560,14 +561,18 @@ class _Reverse:
     def _shapes_only(self, body, bwd_ops, needed):
         """Push a ``ShapeOf`` instead of a value the backward body reads only the shape of."""
         defined_here = {o.id for op in body.ops for o in op.outs}
+        full_uses = _non_shape_uses(bwd_ops)
+        shapes = {}
         for vid, var in list(needed.items()):
-            if vid not in defined_here or not _only_shape_uses(bwd_ops, var):
+            if vid not in defined_here or vid in full_uses:
                 continue
             shape = Var(AdjointOf(var, "shape_"))
             body.ops.append(Op(C.HoistedShape(), [var], [shape], None))
-            _replace_uses(bwd_ops, var, shape)
+            shapes[vid] = shape
             del needed[vid]
             needed[shape.id] = shape
+        if shapes:
+            _replace_uses(bwd_ops, shapes)
 
     def _push(self, region, needed, pops, bwd_ops):
         """Push from ``region`` (and its branches) the needed values they define."""

@@ -30,6 +30,7 @@ class Namer:
     def __init__(self):
         self.names = {}
         self.used = set(RESERVED)
+        self.next_suffix = {}   # stem -> next number to try, so naming stays linear
 
     def fresh(self, base):
         base = _clean(base)
@@ -37,9 +38,10 @@ class Namer:
             self.used.add(base)
             return base
         stem = re.sub(r"_\d+$", "", base) or base
-        i = 1
+        i = self.next_suffix.get(stem, 1)
         while "%s_%d" % (stem, i) in self.used:
             i += 1
+        self.next_suffix[stem] = i + 1
         name = "%s_%d" % (stem, i)
         self.used.add(name)
         return name

@@ -34,7 +34,9 @@ _REJECTED = {
 
 
 def fence(info):
-    """Raise on the first unsupported construct in ``info.tree``'s body."""
+    """Raise on the first unsupported construct in ``info.tree``'s body (once per function)."""
+    if getattr(info, "fenced", False):
+        return info
     root = info.tree
     for node in gast.walk(root):
         if node is root:
@@ -50,4 +52,5 @@ def fence(info):
                    "function; compute a new value and return it instead")
         if msg:
             raise UnsupportedSyntaxError(msg, info.loc(node))
+    info.fenced = True
     return info

@@ -16,32 +16,34 @@ def verify(func):
     from .control import StackPop
     defined = set()
 
+    # ``where`` is a value to describe only when something is wrong: building
+    # a message for every use would make verification dominate compile time
     def define(v, where):
         if not isinstance(v, Var):
-            raise IRError("%s: %r is not a Var (%s)" % (func.name, v, where))
+            raise IRError("%s: %r is not a Var (%r)" % (func.name, v, where))
         if v.id in defined:
-            raise IRError("%s: %r defined twice (%s)" % (func.name, v, where))
+            raise IRError("%s: %r defined twice (%r)" % (func.name, v, where))
         defined.add(v.id)
 
     def use(v, where):
         if isinstance(v, Var) and v.id not in defined:
-            raise IRError("%s: %r used before definition in %s" % (func.name, v, where))
+            raise IRError("%s: %r used before definition in %r" % (func.name, v, where))
 
     def block(ops):
         for op in ops:
             for v in op.arg_vars():
-                use(v, repr(op))
+                use(v, op)
             for r in op.regions:
                 for p in r.params:
                     if p.id not in defined:
-                        define(p, "params of a region of %r" % op)
+                        define(p, op)
                 block(r.ops)
                 for v in leaves(r.result):
-                    use(v, "result of a region of %r" % op)
+                    use(v, op)
             for o in op.outs:
                 if isinstance(op.prim, StackPop) and o.id in defined:
                     continue
-                define(o, repr(op))
+                define(o, op)
 
     for p in func.params:
         define(p, "parameters")
