@@ -217,6 +217,9 @@ class ControlFlow:
 
     def checked(self, name, value, scope, node):
         """``value`` with a definedness check on leaves some path left unassigned."""
+        if type(value) is Var and value.id not in self.maybe_undefined:
+            return value        # the common case, on every name lookup
+
         def check(v):
             if isinstance(v, Const) and v.value is UNDEFINED:
                 raise CompileError("variable '%s' is used here but no path before this line "
