@@ -235,7 +235,7 @@ def test_color_always_highlights_keywords_comments_and_adjoints(capsys):
     assert code == 0, err
     assert "\x1b[1;34mdef\x1b[0m" in out and "\x1b[1;34mreturn\x1b[0m" in out
     assert "\x1b[2;32m# line 20: a = self.sin(x)\x1b[0m" in out
-    assert "\x1b[35md_x\x1b[0m" in out and "\x1b[35md_out\x1b[0m" in out
+    assert "\x1b[35md_x\x1b[0m" in out and "\x1b[35md_a\x1b[0m" in out
     assert "\x1b[35msin_a" not in out                        # only names starting with d_
     code, plain, _ = run(capsys, "dump", SIN_COS + "::Net")
     assert ANSI.sub("", out) == plain                         # colour changes nothing else

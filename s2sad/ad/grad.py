@@ -11,7 +11,7 @@ import threading
 import numpy as np
 
 from ..ir import Var, Const, Func, leaves, verify
-from ..ir.passes import dce, cse
+from ..ir.passes import dce, cse, same_shape
 from ..frontend.build import Builder
 from ..frontend.parse import get_source_info
 from ..backend.codegen import CodeGen
@@ -182,7 +182,7 @@ def trace(fn, root, args, specs, weights=(), weight_paths=()):
 
 def _finish(ir, t, header, **kw):
     """Simplify, generate and compile ``ir``; bundle it with its trace."""
-    ir = verify(dce(cse(verify(ir))))
+    ir = verify(dce(cse(same_shape(verify(ir)))))
     gen = CodeGen()
     source = gen.function(ir, header="%s of %s (%s)" % (header, t.info.qualname,
                                                         _display_path(t.info.filename)))

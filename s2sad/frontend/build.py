@@ -22,6 +22,7 @@ import numpy as np
 
 from ..errors import CompileError, NoGradientRuleError
 from ..ir.nodes import Var, Const, Op, Func, Region, leaves, map_structure
+from ..ir.passes import cse, dce, same_shape
 from ..ops.primitive import Primitive
 from ..ops.operations import math_ops as M
 from ..ops.operations import array_ops as A
@@ -841,6 +842,8 @@ class Builder(ControlFlow, Closures):
         weights = [self.inputs.var_for(w, resolve.path_in(self.root, w)) for w in gf._weights]
         fwd = Func("inner", [], body, result, loc)
         grad = reverse(fwd, wrt_in + weights, sens=sens)
+        # simplify between orders, so the next derivative differentiates less
+        grad = dce(cse(same_shape(grad)))
         self.ops.extend(grad.body)
         grads = list(grad.result)
         it = iter(grads[:len(wrt_in)])

@@ -65,6 +65,7 @@ class StackPop(ControlOp):
 
 class CheckDefined(Primitive):
     """Identity that raises a clear error if a maybe-undefined variable is unset."""
+    output_shape_of = 0
 
     def __init__(self, name, lineno, filename):
         super().__init__(var_name=name, lineno=lineno, filename=filename)
@@ -99,6 +100,7 @@ class MakeSlice(Primitive):
 
 class Copy(Primitive):
     """``y = x``: binds a function's parameter to its argument when a gradient is inlined."""
+    output_shape_of = 0
 
     def emit(self, x):
         return x
@@ -178,6 +180,7 @@ class HoistedShape(Primitive):
 
 class CheckGradShape(Primitive):
     """Identity on a user rule's gradient that first checks it has its input's shape."""
+    output_shape_of = 1
     shape_only_inputs = (1,)
 
     def __init__(self, rule, position):

@@ -1,5 +1,5 @@
 """IR-to-IR simplifications that never change a result."""
-from .nodes import Var, leaves
+from .nodes import Var, Const, leaves
 
 
 def dce(func):
@@ -142,3 +142,86 @@ def _arg_key(a):
     if isinstance(v, list):
         return ("l", tuple(_arg_key(type(a)(x)) for x in v))
     return ("c", type(v).__name__, v)
+
+
+def same_shape(func):
+    """Drop shape adjustments between values proven to have the same shape.
+
+    Elementwise ops (with Python-number or same-shaped operands) and ops that
+    output an input's shape (``ZerosLike``, ``Unbroadcast``...) put their
+    output in that input's shape class.  Then ``Unbroadcast(d, x)`` and
+    ``BroadcastLike(d, x)`` with ``d`` in x's class are ``d`` itself, and
+    ``OnesLike(z) * y`` with y in z's class is ``y`` (the default sens of
+    ones, multiplied in by every rule, disappears).  Shapes of loop-carried
+    values and branch results are never assumed, so this only removes work
+    that is provably a no-op.
+    """
+    from ..ops.operations import array_ops as A
+    from ..ops.operations import math_ops as M
+    parent = {}
+    ones = set()
+
+    def find(i):
+        while parent.get(i, i) != i:
+            parent[i] = parent.get(parent[i], parent[i])
+            i = parent[i]
+        return i
+
+    def union(a, b):
+        ra, rb = find(a), find(b)
+        if ra != rb:
+            parent[ra] = rb
+
+    def scalar(a):
+        return isinstance(a, Const) and type(a.value) in (int, float, bool)
+
+    def classify(ops):
+        for op in ops:
+            for r in op.regions:
+                classify(r.ops)
+            if len(op.outs) != 1 or op.regions:
+                continue
+            out = op.outs[0]
+            k = op.prim.output_shape_of
+            if k is not None and k < len(op.args) and isinstance(op.args[k], Var):
+                union(out.id, op.args[k].id)
+            elif op.prim.elementwise:
+                vs = [a for a in op.args if isinstance(a, Var)]
+                if vs and all(isinstance(a, Var) or scalar(a) for a in op.args) and \
+                        len({find(v.id) for v in vs}) == 1:
+                    union(out.id, vs[0].id)
+            if isinstance(op.prim, A.OnesLike):
+                ones.add(out.id)
+
+    classify(func.body)
+    subst = {}
+
+    def same(a, b):
+        return isinstance(a, Var) and isinstance(b, Var) and find(a.id) == find(b.id)
+
+    def rewrite(ops):
+        for op in ops:
+            op.args = [subst.get(a.id, a) if isinstance(a, Var) else a for a in op.args]
+            for r in op.regions:
+                rewrite(r.ops)
+                r.result = tuple(subst.get(v.id, v) if isinstance(v, Var) else v
+                                 for v in r.result)
+            if len(op.outs) != 1 or op.regions:
+                continue
+            p, a = op.prim, op.args
+            if isinstance(p, (A.Unbroadcast, A.BroadcastLike)) and same(a[0], a[1]):
+                subst[op.outs[0].id] = a[0]
+            elif isinstance(p, M.Mul) and len(a) == 2:
+                for one, other in ((a[0], a[1]), (a[1], a[0])):
+                    if isinstance(one, Var) and one.id in ones and same(one, other):
+                        subst[op.outs[0].id] = other
+                        break
+
+    rewrite(func.body)
+
+    def sub(x):
+        if isinstance(x, tuple):
+            return tuple(sub(v) for v in x)
+        return subst.get(x.id, x) if isinstance(x, Var) else x
+    func.result = sub(func.result)
+    return func

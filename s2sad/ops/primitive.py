@@ -66,6 +66,10 @@ class Primitive:
     num_inputs = None
     #: inputs of which only the shape is read (``rt`` accepts a ``ShapeOf`` there)
     shape_only_inputs = ()
+    #: the output has the (broadcast) shape of the inputs: elementwise math
+    elementwise = False
+    #: the output has exactly the shape of this input (``ZerosLike``, ``Unbroadcast``...)
+    output_shape_of = None
 
     def __init__(self, **attrs):
         self.name = type(self).__name__

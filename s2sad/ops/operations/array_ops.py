@@ -294,6 +294,7 @@ class GetItem(Primitive):
 
 class GetItemGrad(Primitive):
     """Zeros shaped like ``x`` with ``dout`` added at ``index`` (adjoint of GetItem)."""
+    output_shape_of = 1
     shape_only_inputs = (1,)
     formula = "d_dout = d[index]"
 
@@ -498,6 +499,7 @@ class Eye(_Creation):
 
 class ZerosLike(Primitive):
     """Zeros of x's shape and dtype (no gradient)."""
+    output_shape_of = 0
     differentiable = False
     formula = _NO_GRAD
 
@@ -507,6 +509,7 @@ class ZerosLike(Primitive):
 
 class OnesLike(Primitive):
     """Ones of x's shape and dtype (no gradient)."""
+    output_shape_of = 0
     differentiable = False
     formula = _NO_GRAD
 
@@ -571,6 +574,7 @@ class Depend(Primitive):
 # --------------------------------------------------------- AD helpers
 class Unbroadcast(Primitive):
     """Sum ``dx`` down to the shape of ``x``: the adjoint of broadcasting."""
+    output_shape_of = 1
     shape_only_inputs = (1,)
     formula = "d_dx = broadcast_like(dout, dx)"
 
@@ -580,6 +584,7 @@ class Unbroadcast(Primitive):
 
 class BroadcastLike(Primitive):
     """Broadcast ``a`` to the shape of ``x``: the adjoint of Unbroadcast."""
+    output_shape_of = 1
     shape_only_inputs = (1,)
     formula = "da = unbroadcast(dout, a)"
 
@@ -613,6 +618,7 @@ class ReducedCount(Primitive):
 
 class CheckSens(Primitive):
     """Identity on ``sens`` that first checks it has the shape of ``out``."""
+    output_shape_of = 0
     formula = "dsens = dout"
 
     def emit(self, sens, out, what):

@@ -12,7 +12,7 @@ def _unary(name, template, doc, formula, differentiable=True, nondifferentiable=
     def emit(self, x):
         return template.format(x)
     body = {"emit": emit, "__doc__": doc, "differentiable": differentiable,
-            "formula": formula, "__module__": __name__}
+            "formula": formula, "__module__": __name__, "elementwise": True}
     if nondifferentiable is not None:
         body["nondifferentiable"] = nondifferentiable
     return type(name, (Primitive,), body)
@@ -27,7 +27,7 @@ def _binary(name, op, doc, formula, differentiable=True, nondifferentiable=None)
         def emit(self, x, y):
             return "%s %s %s" % (x, op, y)
     body = {"emit": emit, "__doc__": doc, "differentiable": differentiable,
-            "formula": formula, "__module__": __name__}
+            "formula": formula, "__module__": __name__, "elementwise": True}
     if nondifferentiable is not None:
         body["nondifferentiable"] = nondifferentiable
     return type(name, (Primitive,), body)
@@ -175,6 +175,7 @@ class MatMulGradA(Primitive):
     Inputs ``(dout, x, y)``; only ``x``'s shape is read.  With ``MatMulGradB``
     and ``MatMulExt`` it forms a set whose rules use only each other.
     """
+    output_shape_of = 1
     formula = "d_dout = ddx @ y, dy = MatMulGradB(dout, ddx, y)"
     shape_only_inputs = (1,)
 
@@ -187,6 +188,7 @@ class MatMulGradB(Primitive):
 
     Inputs ``(dout, x, y)``; only ``y``'s shape is read.
     """
+    output_shape_of = 2
     formula = "d_dout = x @ ddy, dx = MatMulGradA(dout, x, ddy)"
     shape_only_inputs = (2,)
 
