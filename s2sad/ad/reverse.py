@@ -22,7 +22,7 @@ from outside the loop are accumulated in carried sums.
 import numpy as np
 
 from ..errors import CompileError, NoGradientRuleError, RuleError
-from ..ir.nodes import Var, Const, Op, Func, Region, AdjointOf, leaves, walk_ops
+from ..ir.nodes import Var, Const, Op, Func, Region, AdjointOf, leaves
 from ..ir import control as C
 from ..ops._grad import bprop_getters
 from ..ops.operations import math_ops as M
@@ -217,7 +217,6 @@ class _Reverse:
         self.active = set()
         self.if_map = {}
         self.visible = []
-        self.adj_stacks = {}
 
     def adjoints(self):
         return _Adjoints(self.b, self.zero_ids)
@@ -247,8 +246,6 @@ class _Reverse:
                 self.backprop_loop(op, adj)
             elif isinstance(op.prim, C.StackPop):
                 self.backprop_pop(op, adj)
-            elif isinstance(op.prim, C.StackPush):
-                self.backprop_push(op, adj)
             elif isinstance(op.prim, C.CustomBprop):
                 if any(v.id in self.active for v in op.arg_vars()):
                     self.backprop_custom(op, adj)
@@ -381,8 +378,7 @@ class _Reverse:
     def backprop_if(self, op, adj):
         douts = [adj.total(o, op.loc) for o in op.outs]
         inside = _defined([op])
-        if all(d is None for d in douts) and not any(i in inside for i in adj.contribs) \
-                and not any(self._feeds_adjoint_stack(r) for r in op.regions):
+        if all(d is None for d in douts) and not any(i in inside for i in adj.contribs):
             return      # nothing flows into the branches
         parts = []
         for r in op.regions:
@@ -415,57 +411,20 @@ class _Reverse:
 
     # ---------------------------------------------------------------- loops
     # ------------------------------------------- stacks of a differentiated gradient
-    # Differentiating a gradient program again meets its stacks: a forward loop
-    # pushes per-iteration values, the backward loop pops them back.  Reverse
-    # mode visits the pop side first: the adjoints of the popped values are
-    # pushed, per iteration, onto a companion stack; the push side, visited
-    # later with its iterations reversed, pops them in exactly matching order.
     def backprop_pop(self, op, adj):
-        (stack,) = op.args
-        values = op.outs
-        if not any(v.id in self.active for v in values):
-            return
-        ds = []
-        for v in values:
-            d = adj.total(v, op.loc)
-            if d is None:
-                d = self.b.emit(A.ZerosLike(), [v], op.loc)
-            ds.append(d)
-        adj_stack = self.adj_stacks.get(stack.id)
-        if adj_stack is None:
-            if stack.id in self.adjoint_stacks:
-                raise CompileError(
-                    "a third derivative in reverse mode through a loop is not supported by "
-                    "this version of s2sad", op.loc,
-                    hint="second derivatives through loops work in both modes; for a third, "
-                         "put forward mode on top: s2sad.jvp or s2sad.jacfwd of the second "
-                         "derivative")
-            adj_stack = Var(AdjointOf(stack))
-            self.pre_loop.append(Op(C.NewStack(adjoint=True), [], [adj_stack], None))
-            self.adj_stacks[stack.id] = adj_stack
-        self.b.ops.append(Op(C.StackPush(), [adj_stack] + ds, [], op.loc))
-
-    def backprop_push(self, op, adj):
-        stack, values = op.args[0], op.args[1:]
-        adj_stack = self.adj_stacks.get(stack.id)
-        if adj_stack is None:
-            return      # nothing flowed into the popped values
-        ds = [Var(AdjointOf(v)) if isinstance(v, Var) else Var() for v in values]
-        self.b.ops.append(Op(C.StackPop(), [adj_stack], ds, op.loc))
-        for v, d in zip(values, ds):
-            if isinstance(v, Var) and v.id in self.active:
-                adj.add(v, d)
-
-    def _feeds_adjoint_stack(self, region):
-        """Whether ``region`` pushes onto a stack whose values received adjoints."""
-        from ..ir.nodes import walk_ops
-        return any(isinstance(o.prim, C.StackPush) and o.args[0].id in self.adj_stacks
-                   for o in walk_ops(region.ops))
+        """Reverse mode over a gradient program's stacks is refused, not guessed."""
+        if any(v.id in self.active for v in op.outs):
+            raise CompileError(
+                "a second derivative in reverse mode through a loop is not supported by "
+                "this version of s2sad", op.loc,
+                hint="use forward mode over the gradient instead: s2sad.jvp or s2sad.jacfwd of "
+                     "the gradient, or s2sad.hessian (forward over reverse), which go through "
+                     "loops")
 
     def backprop_loop(self, op, adj):
         inits, body, params, index = _loop_parts(op)
         douts = [adj.total(o, op.loc) for o in op.outs]
-        if all(d is None for d in douts) and not self._feeds_adjoint_stack(body):
+        if all(d is None for d in douts):
             return
         b = self.b
         loc = op.loc
@@ -637,8 +596,6 @@ def reverse(func, wrt, sens=None, name=None, return_value=False):
     # stacks are created once, at the start of the forward sweep; nested loops
     # push and pop in matching (last in, first out) order across iterations
     R.pre_loop = []
-    R.adjoint_stacks = {o.outs[0].id for o in walk_ops(body)
-                        if isinstance(o.prim, C.NewStack) and o.prim.adjoint}
     R.region_defined = set()
     for op in body:
         for r in op.regions:

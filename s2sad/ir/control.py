@@ -41,15 +41,8 @@ class ForRange(ControlOp):
 
 
 class NewStack(ControlOp):
-    """A fresh list that a loop's forward sweep pushes per-iteration values onto.
-
-    ``adjoint=True`` marks the stack a second derivative uses to carry the
-    adjoints of popped values back to where they were pushed.
-    """
+    """A fresh list that a loop's forward sweep pushes per-iteration values onto."""
     stateful = True
-
-    def __init__(self, adjoint=False):
-        super().__init__(adjoint=bool(adjoint))
 
 
 class StackPush(ControlOp):
