@@ -56,6 +56,7 @@ def _check_nchw(data_format, who):
 # ------------------------------------------------------------------ activations
 class ReLU(Primitive):
     """max(x, 0), elementwise."""
+    elementwise = True
     formula = "dx = dout * (x > 0)"
     nondifferentiable = "x = 0 (subgradient 0 is used)"
 
@@ -68,6 +69,7 @@ class ReLU(Primitive):
 
 class ReLU6(Primitive):
     """min(max(x, 0), 6), elementwise."""
+    elementwise = True
     formula = "dx = dout * (0 < x < 6)"
     nondifferentiable = "x = 0 and x = 6 (subgradient 0 is used)"
 
@@ -80,6 +82,7 @@ class ReLU6(Primitive):
 
 class LeakyReLU(Primitive):
     """x for x > 0, alpha * x otherwise."""
+    elementwise = True
     formula = "dx = dout * (1 if x > 0 else alpha)"
     nondifferentiable = "x = 0 (the slope alpha is used)"
 
@@ -92,6 +95,7 @@ class LeakyReLU(Primitive):
 
 class ELU(Primitive):
     """x for x > 0, alpha * (exp(x) - 1) otherwise."""
+    elementwise = True
     formula = "dx = dout * (1 if x > 0 else out + alpha)"
     nondifferentiable = "x = 0 unless alpha = 1 (the left derivative alpha is used)"
 
@@ -111,6 +115,7 @@ class GeLU(Primitive):
     MindSpore's primitive is the tanh approximation, hence the default;
     ``ops.gelu`` defaults to the exact erf form.
     """
+    elementwise = True
     formula = "dx = dout * (Phi(x) + x * phi(x)) (derivative of the tanh form for 'tanh')"
 
     def __init__(self, approximate="tanh"):
@@ -139,6 +144,7 @@ class GeLUGrad(Primitive):
 
 class Sigmoid(Primitive):
     """1 / (1 + exp(-x)), without overflow for either sign."""
+    elementwise = True
     formula = "dx = dout * out * (1 - out)"
 
     def __init__(self):
@@ -150,6 +156,7 @@ class Sigmoid(Primitive):
 
 class Softplus(Primitive):
     """log(1 + exp(x)), without overflow."""
+    elementwise = True
     formula = "dx = dout * sigmoid(x)"
 
     def __init__(self):
