@@ -455,6 +455,15 @@ ORDER2 = """
         if z[0, 1] <= 0:
             y = helper(z[1], a)
         return y
+
+
+    def f_nested_if(y):
+        if y.sum() > -100.0:
+            if np.sin(y).sum() > 0.25:
+                v = np.sin(y) * 3.0
+            else:
+                v = np.sin(y) * np.sin(y)
+        return v
     """
 
 
@@ -482,8 +491,15 @@ def test_regression_second_derivative_return_inside_loop(order2):
 
 
 @pytest.mark.xfail(strict=True, raises=TypeError,
-                   reason="KNOWN_BUGS['order2_call_in_branch']: 'Cannot interpret "
-                          "rt.UNDEFINED as a data type' in the generated second derivative")
+                   reason="KNOWN_BUGS['order2_nested_if']: 'Undefined * float' in the generated "
+                          "second derivative")
+def test_regression_second_derivative_nested_if(order2):
+    s2sad.check_grads(order2.f_nested_if, (np.array([0.5, 0.3]),), order=2, modes=("rev",))
+
+
+@pytest.mark.xfail(strict=True, raises=TypeError,
+                   reason="KNOWN_BUGS['order2_nested_if']: 'Cannot interpret rt.UNDEFINED as a "
+                          "data type' in the generated second derivative")
 def test_regression_second_derivative_call_in_branch(order2):
     z = np.array([[0.5, -0.3], [0.8, 0.4]])
     a = np.array([0.3, 0.2])
