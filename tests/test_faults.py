@@ -118,7 +118,7 @@ def test_nan_and_inf_propagate_as_numpy_does(name, args, closed, faults):
 
 
 def test_log_at_zero_value_and_gradient(faults):
-    """The examples of the brief: log(0) is -inf with gradient inf; 0 * inf is nan."""
+    """log(0) is -inf with gradient inf; 0 * inf is nan."""
     with np.errstate(all="ignore"):
         g = ops.GradOperation()(faults.log_at_zero)(np.array([0.0]))
         assert faults.log_at_zero(np.array([0.0]))[0] == -INF

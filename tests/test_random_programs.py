@@ -421,6 +421,23 @@ def test_regression_common_subexpression_in_loop_body(tmp_path):
                                numeric_grad(lambda a: np.sum(m.f(a)), (x,), 0), rtol=1e-6)
 
 
+@pytest.mark.xfail(strict=True, raises=AssertionError,
+                   reason="KNOWN_BUGS['augassign_alias']: 't = v[::-1]; v *= 2' changes the "
+                          "view t in NumPy; s2sad compiles 'v = v * 2' and t keeps the old "
+                          "values")
+def test_regression_augmented_assignment_through_a_view(tmp_path):
+    m = load_source(tmp_path, """
+        def f(x):
+            v = np.cos(x)
+            t = v[::-1]
+            v *= 2.0
+            return t * x
+        """, "reg_augassign_view")
+    x = np.array([0.5, -0.3, 0.2])
+    np.testing.assert_allclose(ops.GradOperation()(m.f)(x),
+                               numeric_grad(lambda a: np.sum(m.f(a)), (x,), 0), rtol=1e-6)
+
+
 # ------------------------------------------------------------- second order
 ORDER2 = """
     def f_loop(x):
