@@ -48,13 +48,6 @@ import traceback
 
 import numpy as np
 
-# reverse over reverse through a loop is refused with a documented CompileError
-# (the first wording is that of earlier versions, which refused any second
-# derivative through a loop)
-LOOP_ERRORS = ("a second derivative in reverse mode through a loop is not supported",
-               "differentiating a gradient whose program contains a loop is not supported")
-LOOP_ERROR = LOOP_ERRORS[0]
-
 # Defects of s2sad the generator has found (each has a minimal regression test
 # in tests/test_random_programs.py).  By default the generator does not build
 # the constructs that trigger them, so that random testing keeps finding *new*
@@ -125,11 +118,10 @@ class _Info:
 class _Callable:
     """Something the program can call: closure, lambda, helper, method, sub-Cell."""
 
-    def __init__(self, name, args, rets, loop_sure=False, has_loop=False):
+    def __init__(self, name, args, rets, has_loop=False):
         self.name = name
         self.args = tuple(args)
         self.rets = tuple(rets)
-        self.loop_sure = loop_sure
         self.has_loop = has_loop
 
 
@@ -156,8 +148,7 @@ class _Scope:
 class Program:
     """A generated module: its source, what to differentiate and how to call it."""
 
-    def __init__(self, seed, source, kind, inputs, n_out, features, has_loop, loop_sure,
-                 tensor_inputs):
+    def __init__(self, seed, source, kind, inputs, n_out, features, has_loop, tensor_inputs):
         self.seed = seed
         self.source = source
         self.kind = kind                  # "cell" (class Net) or "function" (def f)
@@ -165,7 +156,6 @@ class Program:
         self.n_out = n_out                # 1: one tensor; 2: a tuple of two
         self.features = features          # set of construct names used
         self.has_loop = has_loop          # a runtime loop on a compiled path
-        self.loop_sure = loop_sure        # ... whose values the gradient certainly needs
         self.tensor_inputs = tensor_inputs
 
     @property
@@ -220,7 +210,6 @@ class _Gen:
         self.counter = 0
         self.features = set()
         self.has_loop = False
-        self.loop_sure = False
         self.out = []
         self.ind = 0
         self.module = []          # module-level definitions (source blocks)
@@ -422,7 +411,7 @@ class _Gen:
             c = self.pick(calls)
             args = [self.expr(sc, a, depth - 1, pure) for a in c.args]
             active = any(act for _, act in args)
-            self.note_call(sc, c, active)
+            self.note_call(sc, c)
             return "%s(%s)" % (c.name, ", ".join(a for a, _ in args)), active
         if kind == "ternary":
             self.in_select += 1
@@ -464,15 +453,13 @@ class _Gen:
         KNOWN_BUGS['short_circuit_undefined']."""
         return self.fn_returned and "short_circuit_undefined" in self.avoid
 
-    def note_call(self, sc, c, active, certain=False):
-        """Record a call; ``certain``: its result certainly reaches the output."""
+    def note_call(self, sc, c):
+        """Record a call (whether it is in a branch, whether it runs a loop)."""
         self.features.add("call")
         if sc.in_branch or self.in_select:
             self.call_in_branch = True
         if sc.live and c.has_loop:
             self.has_loop = True
-            if c.loop_sure and active and certain:
-                self.loop_sure = True
 
     def squash(self, code):
         return self.pick(_SQUASH).format(code)
@@ -591,7 +578,7 @@ class _Gen:
     def st_call(self, sc):
         c = self.pick(self._callable_now(sc))
         args = [self.expr(sc, a, 1) for a in c.args]
-        self.note_call(sc, c, any(act for _, act in args), certain=True)
+        self.note_call(sc, c)
         call = "%s(%s)" % (c.name, ", ".join(a for a, _ in args))
         names = [self.fresh() for _ in c.rets]
         if len(names) == 1:
@@ -825,8 +812,6 @@ class _Gen:
     def _mark_loop(self, sc, carried):
         if sc.live:
             self.has_loop = True
-            if any(sc.vars[n].active for n, _ in carried):
-                self.loop_sure = True
 
     def _loop_setup(self, sc, is_for):
         """The exits a loop body may take, and the body's scope."""
@@ -1001,7 +986,7 @@ class _Gen:
         self.emit("for %s in self.layers:" % lay)
         self.emit("    %s = %s(%s)" % (h, lay, h))
         sc.vars[h] = _Info(S, active=act)
-        self.note_call(sc, c, act, certain=True)
+        self.note_call(sc, c)
         if c.has_loop:
             self.protected.add(h)
         self.features.add("cell_list")
@@ -1104,23 +1089,23 @@ class _Gen:
             ret = (self.pick_shape(sc),)
         sc.ret = ret
         sc.depth = 1      # helpers hold at most one level of control flow
-        loops_before = (self.has_loop, self.loop_sure, self.fn_returned)
-        self.has_loop = self.loop_sure = self.fn_returned = False
+        loops_before = (self.has_loop, self.fn_returned)
+        self.has_loop = self.fn_returned = False
         self.block(sc, self.rng.choice([1, 2, 3]))
         self.emit("return %s" % self.ret_expr(sc, fold=sc.must + [a for a, _ in args],
                                               squash=True))
-        has_loop, loop_sure = self.has_loop, self.loop_sure
-        self.has_loop, self.loop_sure, self.fn_returned = loops_before
+        has_loop = self.has_loop
+        self.has_loop, self.fn_returned = loops_before
         body, self.out, self.ind = self.out, saved_out, saved_ind
-        return body, has_loop, loop_sure, ret
+        return body, has_loop, ret
 
     def helper(self, sc_calls, shapes, method_params=None):
         name = self.fresh("helper")
         args = [("a", self.pick(shapes)), ("b", self.pick(shapes))][:self.rng.choice([1, 2])]
-        body, has_loop, sure, ret = self.gen_callable_function(name, args, None)
+        body, has_loop, ret = self.gen_callable_function(name, args, None)
         src = ["def %s(%s):" % (name, ", ".join(a for a, _ in args))] + body
         self.module.append("\n".join(src))
-        sc_calls[name] = _Callable(name, [s for _, s in args], ret, sure, has_loop)
+        sc_calls[name] = _Callable(name, [s for _, s in args], ret, has_loop=has_loop)
         self.features.add("helper")
         return name
 
@@ -1130,7 +1115,7 @@ class _Gen:
         A = self.pick(shapes)
         params = [("w", self.pick([(A[-1] if A else self.M, self.P), (self.P,), A or (self.M,)]))]
         params = [(n, s) for n, s in params if len(s) >= 1]
-        body, has_loop, sure, (R,) = self.gen_callable_function(
+        body, has_loop, (R,) = self.gen_callable_function(
             "construct", [("a", A)], "single", is_method=True, cell_params=params)
         lines = ["class %s(nn.Cell):" % name, "    def __init__(self):",
                  "        super().__init__()"] + _CELL_ATTRS
@@ -1140,7 +1125,7 @@ class _Gen:
         lines += ["", "    def construct(self, a):"] + body
         self.module.append("\n".join(lines))
         self.features.add("subcell")
-        return name, A, R, has_loop, sure
+        return name, A, R, has_loop
 
     def program(self):
         r = self.rng
@@ -1170,31 +1155,31 @@ class _Gen:
                             % (attr, _literal(_robust_values(self.nprng, S)), attr))
             init += _CELL_ATTRS
             for _ in range(r.choice([0, 1, 1, 2])):
-                cls, A, R, has_loop, sure = self.subcell([s for s in shapes if s != ()])
+                cls, A, R, has_loop = self.subcell([s for s in shapes if s != ()])
                 attr = "sub%d" % self.counter
                 self.counter += 1
                 init.append("        self.%s = %s()" % (attr, cls))
-                sc.calls["self." + attr] = _Callable("self." + attr, [A], [R], sure, has_loop)
+                sc.calls["self." + attr] = _Callable("self." + attr, [A], [R], has_loop=has_loop)
             if self.chance(0.3):
                 S = self.pick([s for s in shapes if s != ()])
                 cls = []
                 loops = []
                 for _ in range(2):
                     # same input and output shape, so they can be chained
-                    name, A, R, has_loop, sure = self._same_shape_subcell(S)
+                    name, A, R, has_loop = self._same_shape_subcell(S)
                     cls.append(name)
-                    loops.append((has_loop, sure))
+                    loops.append(has_loop)
                 init.append("        self.layers = nn.CellList([%s])"
                             % ", ".join("%s()" % c for c in cls))
                 sc.calls["self.layers"] = _Callable(
-                    "self.layers", [S], [S], any(s for _, s in loops), any(h for h, _ in loops))
+                    "self.layers", [S], [S], has_loop=any(loops))
             if self.chance(0.4):
                 # a method of the Cell
                 A = self.pick([s for s in shapes if s != ()])
-                body, has_loop, sure, (R,) = self.gen_callable_function(
+                body, has_loop, (R,) = self.gen_callable_function(
                     "helper", [("a", A)], "single", is_method=True, cell_params=params)
                 cell_lines += ["", "    def method(self, a):"] + body
-                sc.calls["self.method"] = _Callable("self.method", [A], [R], sure, has_loop)
+                sc.calls["self.method"] = _Callable("self.method", [A], [R], has_loop=has_loop)
                 self.features.add("method")
             header = init + cell_lines + ["", "    def construct(self, %s):"
                                           % ", ".join(n for n, _ in inputs)]
@@ -1221,7 +1206,7 @@ class _Gen:
             mod += ["", block, ""]
         mod += [""] + header + body + [""]
         prog = Program(self.seed, "\n".join(mod), self.kind, inputs, n_out, self.features,
-                       self.has_loop, self.loop_sure, tensor_inputs)
+                       self.has_loop, tensor_inputs)
         prog.has_branch = self.has_branch
         prog.call_in_branch = self.call_in_branch
         prog.nested_branch = self.nested_branch
@@ -1232,7 +1217,7 @@ class _Gen:
         name = "Sub%d" % self.counter
         self.counter += 1
         params = [("w", S)]
-        body, has_loop, sure, _ = self.gen_callable_function(
+        body, has_loop, _ = self.gen_callable_function(
             "construct", [("a", S)], (S,), is_method=True, cell_params=params)
         lines = ["class %s(nn.Cell):" % name, "    def __init__(self):",
                  "        super().__init__()"] + _CELL_ATTRS + [
@@ -1240,7 +1225,7 @@ class _Gen:
                  % _literal(_robust_values(self.nprng, S)),
                  "", "    def construct(self, a):"] + body
         self.module.append("\n".join(lines))
-        return name, S, S, has_loop, sure
+        return name, S, S, has_loop
 
 
 def generate(seed, kind=None, avoid=None):
@@ -1573,21 +1558,7 @@ def _check_program(program, directory, order2, flags, seed):
             modes = ["rev", "fwd"]
             if program.kind == "cell" and "fwd_over_rev_const" in avoid:
                 modes.remove("fwd")
-            if program.has_loop:
-                # reverse over reverse through a loop is refused with a documented
-                # error; forward over reverse goes through loops
-                try:
-                    s2sad.check_grads(target, args, order=2, modes=("rev",))
-                except s2sad.CompileError as e:
-                    if not any(m in str(e) for m in LOOP_ERRORS):
-                        raise
-                else:
-                    if program.loop_sure:
-                        raise Mismatch("reverse over reverse through a loop the gradient "
-                                       "needs did not raise the documented CompileError")
-                modes.remove("rev")
-            if modes:
-                s2sad.check_grads(target, args, order=2, modes=tuple(modes))
+            s2sad.check_grads(target, args, order=2, modes=tuple(modes))
     except (Mismatch, s2sad.GradCheckError) as e:
         return Outcome(program, "mismatch", "%s: %s" % (type(e).__name__, e), stage)
     except Exception as e:

@@ -21,8 +21,8 @@ from outside the loop are accumulated in carried sums.
 """
 import numpy as np
 
-from ..errors import CompileError, NoGradientRuleError, RuleError
-from ..ir.nodes import Var, Const, Op, Func, Region, AdjointOf, leaves
+from ..errors import NoGradientRuleError, RuleError
+from ..ir.nodes import Var, Const, Op, Func, Region, AdjointOf, leaves, walk_ops
 from ..ir import control as C
 from ..ops._grad import bprop_getters
 from ..ops.operations import math_ops as M
@@ -200,6 +200,34 @@ def _replace_uses(ops, new_for):
             _replace_uses(r.ops, new_for)
 
 
+def _fresh_pops(ops, subst=None):
+    """Give each ``StackPop`` fresh outputs and rename the reads after it.
+
+    A gradient program's pop rebinds the very values its forward loop pushed;
+    differentiating that program needs them apart: the adjoint of a pushed
+    value and of its popped copy belong to different iterations of different
+    loops.  A pop's values are read only in the region it starts and the
+    regions nested in it, so the renaming is scoped by region.
+    """
+    subst = {} if subst is None else subst
+    for op in ops:
+        op.args = [_substituted(a, subst) for a in op.args]
+        for r in op.regions:
+            inner = dict(subst)
+            _fresh_pops(r.ops, inner)
+            r.result = tuple(_substituted(x, inner) for x in r.result)
+        if isinstance(op.prim, C.StackPop):
+            fresh = [Var(o.hint) for o in op.outs]
+            subst.update((o.id, f) for o, f in zip(op.outs, fresh))
+            op.outs = fresh
+
+
+def _substituted(a, subst):
+    if isinstance(a, tuple):
+        return tuple(_substituted(x, subst) for x in a)
+    return subst.get(a.id, a) if isinstance(a, Var) else a
+
+
 def copy_ops(ops):
     """A copy of the op tree (same Vars) that AD may add stack pushes to."""
     return [Op(op.prim, op.args, op.outs, op.loc, op.origin,
@@ -217,6 +245,7 @@ class _Reverse:
         self.active = set()
         self.if_map = {}
         self.visible = []
+        self.adj_stacks = {}
 
     def adjoints(self):
         return _Adjoints(self.b, self.zero_ids)
@@ -246,6 +275,8 @@ class _Reverse:
                 self.backprop_loop(op, adj)
             elif isinstance(op.prim, C.StackPop):
                 self.backprop_pop(op, adj)
+            elif isinstance(op.prim, C.StackPush):
+                self.backprop_push(op, adj)
             elif isinstance(op.prim, C.CustomBprop):
                 if any(v.id in self.active for v in op.arg_vars()):
                     self.backprop_custom(op, adj)
@@ -378,7 +409,8 @@ class _Reverse:
     def backprop_if(self, op, adj):
         douts = [adj.total(o, op.loc) for o in op.outs]
         inside = _defined([op])
-        if all(d is None for d in douts) and not any(i in inside for i in adj.contribs):
+        if all(d is None for d in douts) and not any(i in inside for i in adj.contribs) \
+                and not self.feeds_adjoint_stack(op):
             return      # nothing flows into the branches
         parts = []
         for r in op.regions:
@@ -411,20 +443,45 @@ class _Reverse:
 
     # ---------------------------------------------------------------- loops
     # ------------------------------------------- stacks of a differentiated gradient
+    # Differentiating a gradient program again meets its stacks: a forward loop
+    # pushes per-iteration values, the backward loop pops them back (as fresh
+    # values, see ``_fresh_pops``).  Reverse mode visits the pop side first:
+    # the adjoints of the popped values are pushed, per iteration, onto a
+    # companion stack; the push side, visited later with its iterations in the
+    # opposite order, pops them in exactly matching order and adds them to the
+    # adjoints of the values that were pushed.
     def backprop_pop(self, op, adj):
-        """Reverse mode over a gradient program's stacks is refused, not guessed."""
-        if any(v.id in self.active for v in op.outs):
-            raise CompileError(
-                "a second derivative in reverse mode through a loop is not supported by "
-                "this version of s2sad", op.loc,
-                hint="use forward mode over the gradient instead: s2sad.jvp or s2sad.jacfwd of "
-                     "the gradient, or s2sad.hessian (forward over reverse), which go through "
-                     "loops")
+        (stack,) = op.args
+        ds = [adj.total(v, op.loc) if v.id in self.active else None for v in op.outs]
+        positions = [i for i, d in enumerate(ds) if d is not None and
+                     not _is_zero(d, self.zero_ids)]
+        if not positions:
+            return
+        dstack = Var(AdjointOf(stack))
+        self.pre_loop.append(Op(C.NewStack(), [], [dstack], None))
+        self.adj_stacks[stack.id] = (dstack, positions)
+        self.b.ops.append(Op(C.StackPush(), [dstack] + [ds[i] for i in positions], [], op.loc))
+
+    def backprop_push(self, op, adj):
+        stack, values = op.args[0], op.args[1:]
+        entry = self.adj_stacks.get(stack.id)
+        if entry is None:
+            return      # nothing flowed into the popped values
+        dstack, positions = entry
+        ds = [Var(AdjointOf(values[i])) for i in positions]
+        self.b.ops.append(Op(C.StackPop(), [dstack], ds, op.loc))
+        for i, d in zip(positions, ds):
+            adj.add(values[i], d)
+
+    def feeds_adjoint_stack(self, op):
+        """Whether ``op``'s regions push onto a stack whose popped values got adjoints."""
+        return any(isinstance(o.prim, C.StackPush) and o.args[0].id in self.adj_stacks
+                   for r in op.regions for o in walk_ops(r.ops))
 
     def backprop_loop(self, op, adj):
         inits, body, params, index = _loop_parts(op)
         douts = [adj.total(o, op.loc) for o in op.outs]
-        if all(d is None for d in douts):
+        if all(d is None for d in douts) and not self.feeds_adjoint_stack(op):
             return
         b = self.b
         loc = op.loc
@@ -457,15 +514,17 @@ class _Reverse:
             z = b.emit(C.NewAccumulator(), [v], loc)
             z.hint = AdjointOf(v)
             acc_init.append(z)
+        backwards = True
         if isinstance(op.prim, C.ForRange):
             rng = list(op.args[:3])
             bindex = index
+            backwards = not op.prim.reverse     # a backward loop's adjoint runs forwards
         else:
             rng = [Const(0), count, Const(1)]
             bindex = Var("_")
         slot_outs = [Var(AdjointOf(op.outs[k])) for k in active_k]
         acc_outs = [Var(AdjointOf(v)) for v in outer]
-        bwd = Op(C.ForRange(reverse=True), rng + slot_init + acc_init, slot_outs + acc_outs, loc,
+        bwd = Op(C.ForRange(reverse=backwards), rng + slot_init + acc_init, slot_outs + acc_outs, loc,
                  regions=[Region([bindex] + slot_params + acc_params, ops,
                                  tuple(slot_next + acc_next))])
         b.ops.append(bwd)
@@ -575,6 +634,7 @@ def reverse(func, wrt, sens=None, name=None, return_value=False):
     R = _Reverse()
     b = R.b
     body = copy_ops(func.body)
+    _fresh_pops(body)
     R.active = {v.id for v in wrt}
     propagate(body, R.active)
     adj = R.adjoints()
