@@ -29,11 +29,9 @@ float64, reverse mode, forward mode and central finite differences with
 ``s2sad.check_grads``; for Cells it also checks the structure and values of
 every ``GradOperation`` flag combination against element-wise finite
 differences of the inputs and Parameters; and it checks second derivatives
-(``order=2``): reverse over reverse and forward over reverse, or, when the
-program contains a loop, forward over reverse and that reverse over reverse
-raises the documented ``CompileError``.  Programs that only a known defect
-(``KNOWN_BUGS``) would fail are not generated, or skip the check that defect
-fails.
+(``order=2``), reverse over reverse and forward over reverse, loops included.
+Programs that only a known defect (``KNOWN_BUGS``) would fail are not
+generated.
 
 The hypothesis strategies (``seeds``, ``programs``) and the seeded API
 (``generate``) produce the same programs, so a failure found by ``tools/fuzz.py``
@@ -74,13 +72,6 @@ KNOWN_BUGS = {
                             "tuple) on the two paths of this branch\"",
     "augassign_alias": "'v = x; v -= e' changes x in place in NumPy, s2sad compiles it as "
                        "'v = v - e' (a different function)",
-    # second order: check_program skips the check these would fail
-    "fwd_over_rev_const": "forward mode over a gradient of a function that reads an array it "
-                          "is not differentiated for (a Parameter, a module-level array) "
-                          "fails in generated code (None tangent)",
-    "order2_nested_if": "second derivatives by reverse over reverse through nested runtime "
-                        "branches (an 'if' inside an 'if', a helper with an 'if' called in "
-                        "a branch) fail in generated code (rt.UNDEFINED used as a value)",
 }
 
 # --------------------------------------------------------------- templates
@@ -202,8 +193,6 @@ class _Gen:
         # a third of the programs have no runtime branch or loop at all
         self.straight = r.random() < 0.3
         self.has_branch = False
-        self.call_in_branch = False
-        self.nested_branch = False
         self.in_select = 0        # generating an operand of a conditional expression
         self.fn_returned = False
         self.protected = set()    # loop results never overwritten (they must reach the output)
@@ -456,8 +445,6 @@ class _Gen:
     def note_call(self, sc, c):
         """Record a call (whether it is in a branch, whether it runs a loop)."""
         self.features.add("call")
-        if sc.in_branch or self.in_select:
-            self.call_in_branch = True
         if sc.live and c.has_loop:
             self.has_loop = True
 
@@ -479,8 +466,6 @@ class _Gen:
         kind = self.pick(opts)
         self.features.add("tensor_if")
         self.has_branch = True
-        if sc.in_branch or self.in_select:
-            self.nested_branch = True
         assert not self.straight
         if kind == "sign":
             def elem():
@@ -1208,8 +1193,6 @@ class _Gen:
         prog = Program(self.seed, "\n".join(mod), self.kind, inputs, n_out, self.features,
                        self.has_loop, tensor_inputs)
         prog.has_branch = self.has_branch
-        prog.call_in_branch = self.call_in_branch
-        prog.nested_branch = self.nested_branch
         prog.avoid = self.avoid
         return prog
 
@@ -1507,7 +1490,7 @@ def _alarm(seconds):
     return cancel
 
 
-def check_program(program, directory, order2=None, flags=True, seed=0, timeout=None):
+def check_program(program, directory, order2=True, flags=True, seed=0, timeout=None):
     """Run every check on ``program``; return an ``Outcome`` (never raises).
 
     ``timeout``: seconds after which the program counts as a failure (an
@@ -1548,17 +1531,9 @@ def _check_program(program, directory, order2, flags, seed):
         if program.kind == "cell" and flags:
             stage = "flags"
             check_flags(target, args, rng)
-        avoid = getattr(program, "avoid", ())
-        if order2 is None:
-            order2 = not ("order2_nested_if" in avoid and
-                          (getattr(program, "call_in_branch", False) or
-                           getattr(program, "nested_branch", False)))
         if order2:
             stage = "order2"
-            modes = ["rev", "fwd"]
-            if program.kind == "cell" and "fwd_over_rev_const" in avoid:
-                modes.remove("fwd")
-            s2sad.check_grads(target, args, order=2, modes=tuple(modes))
+            s2sad.check_grads(target, args, order=2, modes=("rev", "fwd"))
     except (Mismatch, s2sad.GradCheckError) as e:
         return Outcome(program, "mismatch", "%s: %s" % (type(e).__name__, e), stage)
     except Exception as e:

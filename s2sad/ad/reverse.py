@@ -245,6 +245,8 @@ class _Reverse:
         self.active = set()
         self.if_map = {}
         self.visible = []
+        self.taken = []             # (condition id, branch) of the If regions being differentiated
+        self.branch_defined = {}    # (condition id, branch) -> ids an If's region defines
         self.adj_stacks = {}
 
     def adjoints(self):
@@ -263,9 +265,14 @@ class _Reverse:
 
     def defined_on_path(self, var):
         """Whether ``var`` is defined on every path reaching the op being differentiated:
-        outside every region (a parameter, a value from enclosing code), or by the
-        function or an enclosing region -- not only inside some other branch."""
-        return var.id not in self.region_defined or any(var.id in v for v in self.visible)
+        outside every region (a parameter, a value from enclosing code), by the
+        function or an enclosing region, or by a branch of an earlier ``If`` on a
+        condition this path took the same way (a gradient program's backward
+        branch reads what its forward branch defined) -- not only inside some
+        other branch."""
+        return var.id not in self.region_defined or \
+            any(var.id in v for v in self.visible) or \
+            any(var.id in self.branch_defined.get(taken, ()) for taken in self.taken)
 
     def _block(self, ops, adj):
         for op in reversed(ops):
@@ -413,8 +420,12 @@ class _Reverse:
                 and not self.feeds_adjoint_stack(op):
             return      # nothing flows into the branches
         parts = []
-        for r in op.regions:
-            ops, child = self.region_adjoint(r, list(zip(r.result, douts)), op.loc)
+        for k, r in enumerate(op.regions):
+            self.taken.append(self._branch(op, k))
+            try:
+                ops, child = self.region_adjoint(r, list(zip(r.result, douts)), op.loc)
+            finally:
+                self.taken.pop()
             parts.append((r, ops, child))
         inner = inside
         targets = []
@@ -423,15 +434,17 @@ class _Reverse:
                 if v.id not in inner and all(v is not t for t in targets):
                     targets.append(v)
         regions = []
-        for r, ops, child in parts:
+        for k, (r, ops, child) in enumerate(parts):
             saved = self.b.ops
             self.b.ops = ops
+            self.taken.append(self._branch(op, k))
             # a value defined only inside another branch (reached by an outer
             # derivative) has no zero to give on this path: it is only read
             # where it exists
             results = tuple(child.total(v, op.loc) or (
                 child.total_or_zeros(v, op.loc) if self.defined_on_path(v)
                 else Const(UNDEFINED)) for v in targets)
+            self.taken.pop()
             self.b.ops = saved
             regions.append(Region((), ops, results))
         outs = [Var(AdjointOf(v)) for v in targets]
@@ -440,6 +453,11 @@ class _Reverse:
         self.if_map[id(op)] = bwd
         for v, o in zip(targets, outs):
             adj.add(v, o)
+
+    @staticmethod
+    def _branch(op, k):
+        cond = op.args[0]
+        return (cond.id if isinstance(cond, Var) else repr(cond.value), k)
 
     # ---------------------------------------------------------------- loops
     # ------------------------------------------- stacks of a differentiated gradient
@@ -660,6 +678,11 @@ def reverse(func, wrt, sens=None, name=None, return_value=False):
     for op in body:
         for r in op.regions:
             R.region_defined |= _defined(r.ops) | {p.id for p in r.params}
+    for op in walk_ops(body):
+        if isinstance(op.prim, C.If):
+            for k, r in enumerate(op.regions):
+                R.branch_defined.setdefault(R._branch(op, k), set()).update(
+                    o.id for o2 in r.ops for o in o2.outs)
     R.block(body, adj, func.params)
     results = [adj.total_or_zeros(v, func.loc) for v in wrt]
     params = list(func.params) + ([s for s in leaves(sens) if isinstance(s, Var)]

@@ -12,7 +12,9 @@ zeros_like = A.ZerosLike()
 
 
 def tangent_sum(a, b, out):
-    """The tangent ``a + b`` of a broadcasting op, either may be ``None``."""
+    """The tangent ``a + b`` of a broadcasting op, either may be ``None`` (both: ``None``)."""
+    if a is None and b is None:
+        return None
     if a is None:
         return broadcast_like(b, out)
     if b is None:
