@@ -50,29 +50,7 @@ import numpy as np
 # in tests/test_random_programs.py).  By default the generator does not build
 # the constructs that trigger them, so that random testing keeps finding *new*
 # defects; ``avoid=()`` builds everything.
-KNOWN_BUGS = {
-    # first order: the generator does not build these constructs
-    "loop_return_probe": "a 'return' inside a 'for' loop whose body reads the loop variable "
-                         "raises CompileError \"name 'i' is not defined\"; a 'break' after a "
-                         "conditional 'return' in a loop raises \"'break' outside a loop\"",
-    "star_unpack": "'a, *rest = (x, y, z)' raises CompileError 'cannot unpack 3 values "
-                   "into 2 names'",
-    "tuple_in_loop": "a tuple assigned to a variable inside a loop body raises CompileError "
-                     "'variable ... changes structure inside the loop'",
-    "list_after_return": "appending to a list in a loop over a known range after a "
-                         "conditional 'return' raises NeedsConstant",
-    "branch_local_object": "a name bound to a closure, a lambda or a sub-Cell on only one "
-                           "path of a runtime branch (also: after a conditional 'return') "
-                           "raises CompileError even when it is not used after the branch",
-    "short_circuit_undefined": "a variable assigned on only some paths, read first inside "
-                               "an 'and'/'or' operand or a conditional expression and read "
-                               "again later, fails in generated code (UnboundLocalError)",
-    "tuple_return_in_loop": "returning a tuple from inside a 'while' loop raises CompileError "
-                            "\"variable 'retval' is a tuple of a different length (or not a "
-                            "tuple) on the two paths of this branch\"",
-    "augassign_alias": "'v = x; v -= e' changes x in place in NumPy, s2sad compiles it as "
-                       "'v = v - e' (a different function)",
-}
+KNOWN_BUGS = {}
 
 # --------------------------------------------------------------- templates
 # (template, number of uses of the operand).  All smooth everywhere, with
@@ -327,7 +305,7 @@ class _Gen:
                      c.name != "self.layers" and all(self.can_make(sc, a) for a in c.args)]
             if calls:
                 kinds.append(("call", 1.5))
-            if not self.straight and not self._undefined_risk():
+            if not self.straight:
                 kinds.append(("ternary", 0.3))
             if not pure:
                 kinds.append(("lambda_inline", 0.15))
@@ -436,12 +414,6 @@ class _Gen:
         return self.pick(["({0}) @ ({1})", "np.matmul({0}, {1})", "np.dot({0}, {1})"]).format(
             a, b), act_a or act_b
 
-    def _undefined_risk(self):
-        """After a conditional 'return', variables may be undefined on some paths:
-        reading them in an 'and'/'or' operand or a conditional expression triggers
-        KNOWN_BUGS['short_circuit_undefined']."""
-        return self.fn_returned and "short_circuit_undefined" in self.avoid
-
     def note_call(self, sc, c):
         """Record a call (whether it is in a branch, whether it runs a loop)."""
         self.features.add("call")
@@ -491,7 +463,7 @@ class _Gen:
             i, stop = self.pick(sc.counters)
             c = self.pick(["%s == 1" % i, "%s %% 2 == 0" % i, "%s >= %d" % (i, max(stop - 1, 1)),
                            "%s < 1" % i])
-        if self.chance(0.15) and not self._undefined_risk():
+        if self.chance(0.15):
             self.in_select += 1
             try:
                 c2 = self.condition(sc)
@@ -549,8 +521,7 @@ class _Gen:
                       ("for_tensor", 1.0), ("for_other", 0.6)]
         if sc.depth == 0:
             kinds += [("stack", 0.6)]
-            if not (self.fn_returned and "branch_local_object" in self.avoid):
-                kinds += [("def", 0.8), ("lambda", 0.5)]
+            kinds += [("def", 0.8), ("lambda", 0.5)]
         if self._callable_now(sc):
             kinds.append(("call", 1.2))
         kind = r.choices([k for k, _ in kinds], [w for _, w in kinds])[0]
@@ -568,7 +539,7 @@ class _Gen:
         names = [self.fresh() for _ in c.rets]
         if len(names) == 1:
             self.emit("%s = %s" % (names[0], call))
-        elif self.chance(0.5) or ("tuple_in_loop" in self.avoid and sc.in_loop):
+        elif self.chance(0.5):
             self.emit("%s = %s" % (", ".join(names), call))
         else:
             t = self.fresh("tup")
@@ -605,12 +576,7 @@ class _Gen:
         a, act_a = self.expr(sc, S1, 1)
         b, act_b = self.expr(sc, S2, 1)
         self.features.add("tuple")
-        forms = [0, 1, 2, 3]
-        if "star_unpack" in self.avoid:
-            forms.remove(2)
-        if "tuple_in_loop" in self.avoid and sc.in_loop:
-            forms.remove(1)
-        form = self.pick(forms)
+        form = self.pick([0, 1, 2, 3])
         if form == 0:
             n1, n2 = self.fresh(), self.fresh()
             self.emit("%s, %s = %s, %s" % (n1, n2, a, b))
@@ -681,15 +647,6 @@ class _Gen:
         ret_branch = self.rng.randrange(2 + n_elif) if (
             sc.returns and sc.ret is not None and self.chance(0.2)) else None
         results = self._results(sc)
-        if ret_branch is not None and "short_circuit_undefined" in self.avoid:
-            # results defined before the 'if' stay defined on the returning path
-            existing = [n for n, i in sc.vars.items()
-                        if n[0] == "v" and len(i.shape) <= 2 and n not in self.protected]
-            results = [(n, sc.vars[n].shape) for n in self.rng.sample(
-                existing, min(len(existing), 2))]
-            if not results:
-                ret_branch = None
-                results = self._results(sc)
         cond = self.condition(sc)
         self.emit("if %s:" % cond)
         active = {n: False for n, _ in results}
@@ -802,17 +759,6 @@ class _Gen:
         """The exits a loop body may take, and the body's scope."""
         exits = ["break", "continue", "return"] if self.chance(0.5) else []
         inner = _Scope(sc, depth=sc.depth + 1, in_loop=True, in_for=sc.in_for or is_for)
-        if "tuple_return_in_loop" in self.avoid and sc.ret is not None and len(sc.ret) > 1:
-            exits = [e for e in exits if e != "return"]
-            inner.returns = False
-        if "loop_return_probe" in self.avoid:
-            if inner.in_for:
-                exits = [e for e in exits if e != "return"]
-                inner.returns = False
-            elif exits:
-                exits = [self.pick(exits)]
-                if exits[0] != "return":
-                    inner.returns = False
         return exits, inner
 
     def st_while(self, sc):
@@ -938,8 +884,6 @@ class _Gen:
         """Loops unrolled while compiling: over a tuple of tensors, or over sub-Cells."""
         layers = [c for c in sc.calls.values() if c.name == "self.layers" and
                   self.can_make(sc, c.args[0])]
-        if "branch_local_object" in self.avoid and (sc.depth > 0 or self.fn_returned):
-            layers = []
         if layers and self.chance(0.5):
             return self.st_layers(sc, layers[0])
         S = self.pick_shape(sc)
@@ -983,7 +927,7 @@ class _Gen:
             S = S[1:]
         acc = self.fresh("acc")
         self.features.add("list_stack")
-        if self.chance(0.5) and not (self.fn_returned and "list_after_return" in self.avoid):
+        if self.chance(0.5):
             k = self.fresh("k")
             self.emit("%s = []" % acc)
             self.emit("for %s in range(%d):" % (k, self.K))

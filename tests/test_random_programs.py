@@ -152,10 +152,6 @@ def assert_grads_match_fd(fn, args):
         np.testing.assert_allclose(g, want, rtol=1e-6, atol=1e-6)
 
 
-@pytest.mark.xfail(strict=True, raises=CompileError,
-                   reason="KNOWN_BUGS['loop_return_probe']: a for loop with a 'return' walks "
-                          "its body once without binding the loop variable: \"name 'i' is "
-                          "not defined\"")
 def test_regression_return_in_for_reading_loop_variable(tmp_path):
     m = load_source(tmp_path, """
         def f(x):
@@ -169,10 +165,6 @@ def test_regression_return_in_for_reading_loop_variable(tmp_path):
     assert_grads_match_fd(m.f, (X,))
 
 
-@pytest.mark.xfail(strict=True, raises=CompileError,
-                   reason="KNOWN_BUGS['loop_return_probe']: the body walked to find the "
-                          "structure of a 'return' has no loop around it: \"'break' outside "
-                          "a loop\"")
 def test_regression_break_after_return_in_while(tmp_path):
     m = load_source(tmp_path, """
         def f(x):
@@ -190,9 +182,6 @@ def test_regression_break_after_return_in_while(tmp_path):
     assert_grads_match_fd(m.f, (X,))
 
 
-@pytest.mark.xfail(strict=True, raises=CompileError,
-                   reason="KNOWN_BUGS['star_unpack']: 'a, *rest = (x, y, z)' raises "
-                          "'cannot unpack 3 values into 2 names'")
 def test_regression_star_unpacking(tmp_path):
     m = load_source(tmp_path, """
         def f(x):
@@ -202,9 +191,6 @@ def test_regression_star_unpacking(tmp_path):
     assert_grads_match_fd(m.f, (X,))
 
 
-@pytest.mark.xfail(strict=True, raises=CompileError,
-                   reason="KNOWN_BUGS['tuple_in_loop']: a tuple assigned inside a loop body "
-                          "'changes structure inside the loop'")
 def test_regression_tuple_assigned_in_loop_body(tmp_path):
     m = load_source(tmp_path, """
         def f(x):
@@ -217,9 +203,6 @@ def test_regression_tuple_assigned_in_loop_body(tmp_path):
     assert_grads_match_fd(m.f, (X,))
 
 
-@pytest.mark.xfail(strict=True, raises=CompileError,
-                   reason="KNOWN_BUGS['list_after_return']: after a conditional return, "
-                          "append in a loop over a known range raises NeedsConstant")
 def test_regression_list_append_after_conditional_return(tmp_path):
     m = load_source(tmp_path, """
         def f(x):
@@ -233,10 +216,6 @@ def test_regression_list_append_after_conditional_return(tmp_path):
     assert_grads_match_fd(m.f, (X,))
 
 
-@pytest.mark.xfail(strict=True, raises=CompileError,
-                   reason="KNOWN_BUGS['branch_local_object']: a nested def after a "
-                          "conditional return: \"variable 'g' cannot differ between the "
-                          "paths of this branch\"")
 def test_regression_def_after_conditional_return(tmp_path):
     m = load_source(tmp_path, """
         def f(x):
@@ -249,9 +228,6 @@ def test_regression_def_after_conditional_return(tmp_path):
     assert_grads_match_fd(m.f, (X,))
 
 
-@pytest.mark.xfail(strict=True, raises=CompileError,
-                   reason="KNOWN_BUGS['branch_local_object']: a lambda bound inside a "
-                          "runtime branch")
 def test_regression_lambda_bound_in_branch(tmp_path):
     m = load_source(tmp_path, """
         def f(x):
@@ -263,10 +239,6 @@ def test_regression_lambda_bound_in_branch(tmp_path):
     assert_grads_match_fd(m.f, (X,))
 
 
-@pytest.mark.xfail(strict=True, raises=CompileError,
-                   reason="KNOWN_BUGS['branch_local_object']: 'for layer in self.layers' "
-                          "inside a runtime branch: \"variable 'layer' holds Scale<> on one "
-                          "path of this branch\"")
 def test_regression_cell_list_loop_in_branch(tmp_path):
     m = load_source(tmp_path, """
         class Scale(nn.Cell):
@@ -333,10 +305,6 @@ def test_regression_second_derivative_through_if_branch_not_taken(tmp_path):
         s2sad.check_grads(m.f, (x,), order=2)
 
 
-@pytest.mark.xfail(strict=True, raises=UnboundLocalError,
-                   reason="KNOWN_BUGS['short_circuit_undefined']: the definedness check of a "
-                          "variable first read inside an 'and' operand is reused after it, "
-                          "where it may never have run")
 def test_regression_maybe_undefined_read_in_short_circuit(tmp_path):
     m = load_source(tmp_path, """
         def f(x):
@@ -351,9 +319,6 @@ def test_regression_maybe_undefined_read_in_short_circuit(tmp_path):
                                numeric_grad(lambda a: np.sum(m.f(a)), (x,), 0), atol=1e-8)
 
 
-@pytest.mark.xfail(strict=True, raises=UnboundLocalError,
-                   reason="KNOWN_BUGS['short_circuit_undefined']: same, through a "
-                          "conditional expression")
 def test_regression_maybe_undefined_read_in_ternary(tmp_path):
     m = load_source(tmp_path, """
         def f(x):
@@ -367,10 +332,6 @@ def test_regression_maybe_undefined_read_in_ternary(tmp_path):
                                numeric_grad(lambda a: np.sum(m.f(a)), (x,), 0), atol=1e-8)
 
 
-@pytest.mark.xfail(strict=True, raises=CompileError,
-                   reason="KNOWN_BUGS['tuple_return_in_loop']: a tuple returned from inside "
-                          "a while loop: \"variable 'retval' is a tuple of a different "
-                          "length\"")
 def test_regression_tuple_return_inside_while(tmp_path):
     m = load_source(tmp_path, """
         def f(x):
@@ -385,10 +346,9 @@ def test_regression_tuple_return_inside_while(tmp_path):
     np.testing.assert_allclose(g, [5.0, 5.0])
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="KNOWN_BUGS['augassign_alias']: 'v = x; v -= e' changes x in place "
-                          "in NumPy; s2sad compiles it as 'v = v - e', a different function")
 def test_regression_augmented_assignment_on_an_alias(tmp_path):
+    """Was: compiled as 'v = v - e' while NumPy also changes x, a different function.
+    Now refused at compile time (docs/control-flow.md), naming both variables."""
     m = load_source(tmp_path, """
         def f(x):
             v = x
@@ -396,9 +356,19 @@ def test_regression_augmented_assignment_on_an_alias(tmp_path):
             return v * x
         """, "reg_augassign_alias")
     x = np.array([0.5, -0.3])
-    # what NumPy computes: x itself becomes x - cos(x), so f = (x - cos x) ** 2
-    want = 2 * (x - np.cos(x)) * (1 + np.sin(x))
-    np.testing.assert_allclose(ops.GradOperation()(m.f)(x.copy()), want, rtol=1e-10)
+    with pytest.raises(CompileError, match=r"'v -= \.\.\.' changes in place the array 'v' "
+                                           r"shares with 'x', which is read afterwards") as e:
+        ops.GradOperation()(m.f)(x.copy())
+    assert "reg_augassign_alias.py" in str(e.value) and "v -= np.cos(x)" in str(e.value)
+    # what it says to write instead compiles to the intended function (x unchanged)
+    m = load_source(tmp_path, """
+        def f(x):
+            v = x
+            v = v - np.cos(x)
+            return v * x
+        """, "reg_augassign_alias_fixed")
+    np.testing.assert_allclose(ops.GradOperation()(m.f)(x), 2 * x - np.cos(x) + x * np.sin(x),
+                               rtol=1e-12)
 
 
 def test_regression_common_subexpression_in_loop_body(tmp_path):
@@ -416,11 +386,9 @@ def test_regression_common_subexpression_in_loop_body(tmp_path):
                                numeric_grad(lambda a: np.sum(m.f(a)), (x,), 0), rtol=1e-6)
 
 
-@pytest.mark.xfail(strict=True, raises=AssertionError,
-                   reason="KNOWN_BUGS['augassign_alias']: 't = v[::-1]; v *= 2' changes the "
-                          "view t in NumPy; s2sad compiles 'v = v * 2' and t keeps the old "
-                          "values")
 def test_regression_augmented_assignment_through_a_view(tmp_path):
+    """Was: 't = v[::-1]; v *= 2' changes the view t in NumPy; s2sad compiled 'v = v * 2'
+    and t kept the old values.  Now refused at compile time."""
     m = load_source(tmp_path, """
         def f(x):
             v = np.cos(x)
@@ -429,8 +397,9 @@ def test_regression_augmented_assignment_through_a_view(tmp_path):
             return t * x
         """, "reg_augassign_view")
     x = np.array([0.5, -0.3, 0.2])
-    np.testing.assert_allclose(ops.GradOperation()(m.f)(x),
-                               numeric_grad(lambda a: np.sum(m.f(a)), (x,), 0), rtol=1e-6)
+    with pytest.raises(CompileError, match="'v \\*= ...' changes in place the array 'v' shares "
+                                           "with 't'"):
+        ops.GradOperation()(m.f)(x)
 
 
 # ------------------------------------------------------------- second order

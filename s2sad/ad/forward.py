@@ -20,6 +20,20 @@ def _rule_name(getter):
     return getattr(getter, "__qualname__", repr(getter))
 
 
+def _as_jvp(ops, start, frame):
+    """Tag ``ops[start:]`` as ``frame``'s JVP; a forward op shared with the trace is copied."""
+    for i in range(start, len(ops)):
+        op = ops[i]
+        if op.frame is not None and op.frame[1] == "fwd":
+            regions = [Region(r.params, list(r.ops), r.result) for r in op.regions]
+            op = ops[i] = Op(op.prim, op.args, op.outs, op.loc, op.origin, regions,
+                             (op.frame[0], "jvp"))
+        elif op.frame is None:
+            op.frame = (frame, "jvp")
+        for r in op.regions:
+            _as_jvp(r.ops, 0, frame)
+
+
 class _Forward:
     def __init__(self):
         from ..frontend.build import Builder
@@ -46,6 +60,14 @@ class _Forward:
 
     def block(self, ops, tan):
         for op in ops:
+            start = len(self.b.ops)
+            self._op(op, tan)
+            if op.frame is not None:
+                # a user function's ops and their tangents form its call's JVP
+                _as_jvp(self.b.ops, start, op.frame[0])
+
+    def _op(self, op, tan):
+        if True:
             if isinstance(op.prim, C.If):
                 self.op_if(op, tan)
             elif isinstance(op.prim, C.CustomBprop):

@@ -22,7 +22,7 @@ from outside the loop are accumulated in carried sums.
 import numpy as np
 
 from ..errors import NoGradientRuleError, RuleError
-from ..ir.nodes import Var, Const, Op, Func, Region, AdjointOf, leaves, walk_ops
+from ..ir.nodes import Var, Const, Op, Func, Region, AdjointOf, leaves, tag_frame, walk_ops
 from ..ir import control as C
 from ..ops._grad import bprop_getters
 from ..ops.operations import math_ops as M
@@ -231,7 +231,7 @@ def _substituted(a, subst):
 def copy_ops(ops):
     """A copy of the op tree (same Vars) that AD may add stack pushes to."""
     return [Op(op.prim, op.args, op.outs, op.loc, op.origin,
-               [Region(r.params, copy_ops(r.ops), r.result) for r in op.regions])
+               [Region(r.params, copy_ops(r.ops), r.result) for r in op.regions], op.frame)
             for op in ops]
 
 
@@ -276,19 +276,26 @@ class _Reverse:
 
     def _block(self, ops, adj):
         for op in reversed(ops):
-            if isinstance(op.prim, C.If):
-                self.backprop_if(op, adj)
-            elif isinstance(op.prim, (C.While, C.ForRange)):
-                self.backprop_loop(op, adj)
-            elif isinstance(op.prim, C.StackPop):
-                self.backprop_pop(op, adj)
-            elif isinstance(op.prim, C.StackPush):
-                self.backprop_push(op, adj)
-            elif isinstance(op.prim, C.CustomBprop):
-                if any(v.id in self.active for v in op.arg_vars()):
-                    self.backprop_custom(op, adj)
-            elif op.prim.differentiable and any(v.id in self.active for v in op.arg_vars()):
-                self.backprop_op(op, adj)
+            start = len(self.b.ops)
+            self._backprop(op, adj)
+            if op.frame is not None:
+                # the adjoint of a user function's op belongs to that function's call
+                tag_frame(self.b.ops[start:], (op.frame[0], "bwd"))
+
+    def _backprop(self, op, adj):
+        if isinstance(op.prim, C.If):
+            self.backprop_if(op, adj)
+        elif isinstance(op.prim, (C.While, C.ForRange)):
+            self.backprop_loop(op, adj)
+        elif isinstance(op.prim, C.StackPop):
+            self.backprop_pop(op, adj)
+        elif isinstance(op.prim, C.StackPush):
+            self.backprop_push(op, adj)
+        elif isinstance(op.prim, C.CustomBprop):
+            if any(v.id in self.active for v in op.arg_vars()):
+                self.backprop_custom(op, adj)
+        elif op.prim.differentiable and any(v.id in self.active for v in op.arg_vars()):
+            self.backprop_op(op, adj)
 
     def backprop_op(self, op, adj):
         b = self.b

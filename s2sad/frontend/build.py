@@ -21,7 +21,7 @@ import gast
 import numpy as np
 
 from ..errors import CompileError, NoGradientRuleError
-from ..ir.nodes import Var, Const, Op, Func, Region, leaves, map_structure
+from ..ir.nodes import Var, Const, Op, Func, Region, Frame, leaves, map_structure, tag_frame
 from ..ir.passes import cse, dce, same_shape
 from ..ops.primitive import Primitive
 from ..ops.operations import math_ops as M
@@ -29,8 +29,9 @@ from ..ops.operations import array_ops as A
 from .parse import get_source_info, describe
 from .fence import fence
 from . import resolve
-from .control import ControlFlow, ESC, RET, RETVAL, BRK, NeedsConstant, MAX_UNROLL
+from .control import ControlFlow, ESC, RET, RETVAL, BRK, NeedsConstant, MAX_UNROLL, unmerged_in
 from .closures import Closures, Closure, Partial
+from .alias import Aliasing
 from ..ir import control as C
 
 MAX_INLINE_DEPTH = 200
@@ -148,7 +149,7 @@ class Scope:
         self.parent = None      # the defining scope of a nested def / lambda
 
 
-class Builder(ControlFlow, Closures):
+class Builder(ControlFlow, Closures, Aliasing):
     """Stages one program's operations into a list of SSA ops."""
 
     def __init__(self, root=None):
@@ -161,6 +162,11 @@ class Builder(ControlFlow, Closures):
         self.loc_override = None
         self.origin = None
         self.name_hints = True
+        self.select_depth = 0      # inside an operand of a runtime 'and'/'or'/'... if ... else'
+        self.alias = {}            # Var id -> ids of the arrays it may share memory with
+        self.frames = []           # (scope, location of the call that entered it)
+        self.frame = None          # the user function call being inlined (see ``Op.frame``)
+        self.writing = None        # the assignment statement being carried out
 
     # ------------------------------------------------------------------ ops
     def emit(self, prim, args, loc):
@@ -174,6 +180,7 @@ class Builder(ControlFlow, Closures):
                                    % (prim.name, type(e).__name__, e), loc)
         outs = [Var() for _ in range(prim.num_outputs)]
         self.ops.append(Op(prim, args, outs, self.loc_override or loc, self.origin))
+        self.note_view(prim, args, outs)
         return outs[0] if prim.num_outputs == 1 else tuple(outs)
 
     # ------------------------------------------------------------- functions
@@ -181,10 +188,15 @@ class Builder(ControlFlow, Closures):
         """Inline the Python function ``fn`` applied to abstract ``args``."""
         kwargs = kwargs or {}
         if self.depth >= MAX_INLINE_DEPTH:
+            # point at the innermost call the user wrote, not at a library helper
+            if self.frame is not None and self.frame.loc is not None:
+                fn_name, loc = "'%s'" % self.frame.name, self.frame.loc
+            else:
+                fn_name = describe(fn)
             raise CompileError("calls nest deeper than %d levels while inlining %s: calls are "
                                "inlined while compiling, so recursion must stop after a depth "
                                "known then (a Python int argument), and at most %d deep"
-                               % (MAX_INLINE_DEPTH, describe(fn), MAX_INLINE_DEPTH), loc)
+                               % (MAX_INLINE_DEPTH, fn_name, MAX_INLINE_DEPTH), loc)
         info = fence(get_source_info(fn, loc))
         try:
             sig = inspect.signature(fn)
@@ -213,13 +225,31 @@ class Builder(ControlFlow, Closures):
             self.loc_override = loc
         elif saved is not None and self.origin is None and not _is_library(fn):
             self.loc_override = None    # user code reached through a library helper
+        frame = None if _is_library(fn) or self.origin is not None or self.depth == 0 else \
+            self.enter_frame(_frame_name(fn, self_value), loc, env)
+        target, start = self.ops, len(self.ops)
         self.depth += 1
+        self.frames.append((scope, loc))
         try:
             self.exec_block(info.tree.body, scope)
         finally:
+            self.frames.pop()
             self.depth -= 1
             self.loc_override = saved
-        return scope.env.get(RETVAL, Const(None))
+            if frame is not None:
+                self.leave_frame(frame, target, start)
+        return returned(scope)
+
+    def enter_frame(self, name, loc, env):
+        """A new call of a user function, entered (see ``Op.frame``)."""
+        self.frame = Frame(name, self.frame, loc)
+        self.frame.bind(env)
+        return self.frame
+
+    def leave_frame(self, frame, target, start):
+        """Tag what the call emitted into ``target`` from ``start``, and leave it."""
+        tag_frame(target[start:], (frame, "fwd"))
+        self.frame = frame.parent
 
     # ------------------------------------------------------------ statements
     def exec_block(self, stmts, scope):
@@ -264,8 +294,16 @@ class Builder(ControlFlow, Closures):
 
     def st_Assign(self, node, scope):
         value = self.eval(node.value, scope)
-        for target in node.targets:
-            self.assign(target, value, scope)
+        self.assign_in(node, node.targets, value, scope)
+
+    def assign_in(self, stmt, targets, value, scope):
+        """Assign ``value`` to ``targets`` of ``stmt`` (item writes check sharing after it)."""
+        saved, self.writing = self.writing, stmt
+        try:
+            for target in targets:
+                self.assign(target, value, scope)
+        finally:
+            self.writing = saved
 
     def st_AugAssign(self, node, scope):
         loc = scope.info.loc(node)
@@ -273,12 +311,13 @@ class Builder(ControlFlow, Closures):
             cur = self.getitem(self.eval(node.target.value, scope),
                                self.eval(node.target.slice, scope), loc)
             value = self.binop(type(node.op), cur, self.eval(node.value, scope), loc)
-            self.assign(node.target, value, scope)
+            self.assign_in(node, [node.target], value, scope)
             return
         if not isinstance(node.target, gast.Name):
             raise CompileError("augmented assignment to %s is not supported"
                                % type(node.target).__name__.lower(), loc)
         cur = self.lookup(node.target.id, scope, node.target)
+        self.check_in_place(node, cur, scope)
         value = self.binop(type(node.op), cur, self.eval(node.value, scope), loc)
         self.assign(node.target, value, scope)
 
@@ -294,11 +333,13 @@ class Builder(ControlFlow, Closures):
             raise CompileError("item assignment needs a tensor; this value is %s"
                                % ("a tuple" if isinstance(base, tuple) else "known while "
                                   "compiling"), loc)
+        if isinstance(target.value, gast.Name):
+            self.check_item_write(target.value.id, base, self.writing or target, scope)
         return self.emit(A.SetItem(), [base, index, value], loc)
 
     def st_AnnAssign(self, node, scope):
         if node.value is not None:
-            self.assign(node.target, self.eval(node.value, scope), scope)
+            self.assign_in(node, [node.target], self.eval(node.value, scope), scope)
 
     def st_Assert(self, node, scope):
         test = self.eval(node.test, scope)
@@ -395,18 +436,23 @@ class Builder(ControlFlow, Closures):
                 value.hint = target.id
             scope.env[target.id] = value
         elif isinstance(target, (gast.Tuple, gast.List)):
-            elems = self.unpack(value, len(target.elts), scope.info.loc(target))
+            loc = scope.info.loc(target)
             starred = [i for i, t in enumerate(target.elts) if isinstance(t, gast.Starred)]
-            if starred:
-                i = starred[0]
-                n_after = len(target.elts) - i - 1
-                elems = self.unpack(value, None, scope.info.loc(target))
-                parts = elems[:i] + [tuple(elems[i:len(elems) - n_after])] + elems[len(elems) - n_after:]
-                for t, v in zip(target.elts, parts):
-                    self.assign(t.value if isinstance(t, gast.Starred) else t, v, scope)
+            if not starred:
+                for t, v in zip(target.elts, self.unpack(value, len(target.elts), loc)):
+                    self.assign(t, v, scope)
                 return
-            for t, v in zip(target.elts, elems):
-                self.assign(t, v, scope)
+            # ``a, *rest, b = seq``: the starred name takes a list of what is left
+            i = starred[0]
+            n_after = len(target.elts) - i - 1
+            elems = self.unpack(value, None, loc)
+            if len(elems) < len(target.elts) - 1:
+                raise CompileError("not enough values to unpack (expected at least %d, got %d)"
+                                   % (len(target.elts) - 1, len(elems)), loc)
+            middle = ListVal(elems[i:len(elems) - n_after], self.ops)
+            parts = elems[:i] + [middle] + elems[len(elems) - n_after:]
+            for t, v in zip(target.elts, parts):
+                self.assign(t.value if isinstance(t, gast.Starred) else t, v, scope)
         elif isinstance(target, gast.Subscript):
             self.assign(target.value, self.setitem(target, value, scope), scope)
         else:
@@ -613,13 +659,23 @@ class Builder(ControlFlow, Closures):
     def select(self, test, then_fn, else_fn, loc):
         """``then_fn() if test else else_fn()``, each side staged in its own region."""
         saved = self.ops
-        self.ops = []
-        a = then_fn()
-        then_ops, self.ops = self.ops, []
-        b = else_fn()
-        else_ops, self.ops = self.ops, saved
+        # a definedness check staged in one side must not stand for the variable
+        # after the expression, where that side may not have run
+        self.select_depth += 1
+        try:
+            self.ops = []
+            a = then_fn()
+            then_ops, self.ops = self.ops, []
+            b = else_fn()
+            else_ops = self.ops
+        finally:
+            self.ops = saved
+            self.select_depth -= 1
         outs, res_t, res_e = [], [], []
         value = self._phi("value", a, b, outs, res_t, res_e, loc)
+        bad = unmerged_in(value)
+        if bad is not None:
+            raise bad.error()
         self.ops.append(Op(C.If(), [test], outs, loc, regions=[
             Region((), then_ops, res_t), Region((), else_ops, res_e)]))
         return value
@@ -810,7 +866,9 @@ class Builder(ControlFlow, Closures):
             if not args:
                 raise CompileError("this gradient function expects a sens argument", loc)
             sens = args.pop()
-        names = list(inspect.signature(gf.fn).parameters)[1 if gf.root is not None else 0:]
+        names = [n for n, p in inspect.signature(gf.fn).parameters.items()
+                 if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        names = names[1 if gf.root is not None else 0:]
         inner = []
         for i, a in enumerate(args):
             hint = names[i] if i < len(names) else None
@@ -819,7 +877,7 @@ class Builder(ControlFlow, Closures):
                 if not isinstance(v, Var):
                     return v
                 c = self.emit(C.Copy(), [v], loc)
-                c.hint = hint
+                c.hint = hint if hint is not None else v.hint    # through *args: the caller's name
                 return c
             inner.append(map_structure(copy, a))
         path = resolve.path_in(self.root, gf.root) if gf.root is not None else None
@@ -827,7 +885,11 @@ class Builder(ControlFlow, Closures):
         self.ops = []
         try:
             self_value = Const(gf.root, path) if gf.root is not None else None
-            result = self.call_function(gf.fn, inner, loc=loc, self_value=self_value)
+            if gf.root is not None and getattr(type(gf.root), "bprop", None) is not None:
+                # as at first order: the Cell's own bprop replaces differentiating construct
+                result = self.call_custom_bprop(gf.root, path, inner, {}, loc)
+            else:
+                result = self.call_function(gf.fn, inner, loc=loc, self_value=self_value)
             body = self.ops
         finally:
             self.ops = saved
@@ -889,6 +951,23 @@ class Builder(ControlFlow, Closures):
             return tuple(self.lift(v, path + (i,) if path is not None else None)
                          for i, v in enumerate(value))
         return Const(value, path)
+
+
+def returned(scope):
+    """What the function walked in ``scope`` returned."""
+    value = scope.env.get(RETVAL, Const(None))
+    bad = unmerged_in(value)
+    if bad is not None:
+        raise bad.error()
+    return value
+
+
+def _frame_name(fn, self_value=None):
+    """What an outlined call is named after: the function, or the Cell's class."""
+    name = getattr(fn, "__name__", "call")
+    if name == "construct" and self_value is not None:
+        return type(self_value.value).__name__
+    return "lambda" if name == "<lambda>" else name
 
 
 def _is_library(fn):

@@ -58,8 +58,7 @@ class Closures:
         return Closure(node, scope, (defaults, kw_defaults), name)
 
     def call_closure(self, clo, args, kwargs, loc):
-        from .build import Scope
-        from .control import RETVAL
+        from .build import Scope, returned
         node = clo.node
         a = node.args
         if a.kwarg is not None:
@@ -102,14 +101,21 @@ class Closures:
         scope.parent = outer
         if self.depth >= 64:
             raise CompileError("calls nest deeper than 64 levels while inlining %s" % clo.name, loc)
+        frame = self.enter_frame(clo.name if clo.name != "<lambda>" else "lambda", loc, env) \
+            if self.origin is None else None
+        target, start = self.ops, len(self.ops)
         self.depth += 1
+        self.frames.append((scope, loc))
         try:
             if isinstance(node, gast.Lambda):
                 return self.eval(node.body, scope)
             self.exec_block(node.body, scope)
-            return scope.env.get(RETVAL, Const(None))
+            return returned(scope)
         finally:
+            self.frames.pop()
             self.depth -= 1
+            if frame is not None:
+                self.leave_frame(frame, target, start)
 
     # ------------------------------------------------------------ partial/map
     def call_special(self, f, args, kwargs, loc):

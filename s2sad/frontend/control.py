@@ -36,6 +36,35 @@ class NeedsConstant(CompileError):
     """A runtime value was used where a value known while compiling is required."""
 
 
+class Unmerged:
+    """A variable bound to different compile-time objects (closures, Cells,
+    functions) on the paths of a runtime branch.
+
+    That is only an error if the variable is read after the branch, so the
+    error is kept here and raised at the read.
+    """
+
+    __slots__ = ("message", "loc")
+
+    def __init__(self, message, loc):
+        self.message, self.loc = message, loc
+
+    def error(self, read_loc=None):
+        where = ""
+        if read_loc is not None:
+            where = " (it is read at line %d)" % read_loc.lineno
+        return CompileError(self.message + where, self.loc)
+
+
+def unmerged_in(value):
+    """The first ``Unmerged`` leaf of ``value``, or ``None``."""
+    if isinstance(value, Unmerged):
+        return value
+    if isinstance(value, tuple):
+        return next((v for v in leaves(value) if isinstance(v, Unmerged)), None)
+    return None
+
+
 class RangeVal:
     """``range(start, stop, step)`` with a bound known only at run time."""
 
@@ -142,6 +171,11 @@ class ControlFlow:
         env0 = dict(scope.env)
         rest_env = dict(env0)
         rest_env[ESC] = Const(False)
+        # a return or break also sets the escape flag, so where it is false
+        # neither has happened: known while compiling in the rest of the block
+        for flag in (RET, BRK):
+            if flag in rest_env:
+                rest_env[flag] = Const(False)
         else_ops, env_e = self.run_region(stmts, scope, rest_env)
         scope.env = self.merge(esc, env0, ([], dict(env0)), (else_ops, env_e), loc)
 
@@ -198,15 +232,19 @@ class ControlFlow:
                     % key.lstrip("."), loc)
             return tuple(self._phi(key, x, y, outs, res_t, res_e, loc) for x, y in zip(a, b))
         for side in (a, b):
+            if isinstance(side, Unmerged):
+                return side
+        for side in (a, b):
             if isinstance(side, Const) and not _runtime_representable(side):
-                raise CompileError(
+                return Unmerged(
                     "variable '%s' holds %r on one path of this branch and something else on "
                     "the other; only tensors and numbers can differ between paths"
-                    % (key, side.value), loc)
+                    % (key.lstrip("."), side.value), loc)
             if not isinstance(side, (Var, Const)):
-                raise CompileError("variable '%s' cannot differ between the paths of this branch"
-                                   % key, loc)
+                return Unmerged("variable '%s' cannot differ between the paths of this branch"
+                                % key.lstrip("."), loc)
         out = Var(_FLAG_HINTS.get(key, key))
+        self.note_join(out, (a, b))
         if any(isinstance(s, Const) and s.value is UNDEFINED for s in (a, b)) or \
                 any(isinstance(s, Var) and s.id in self.maybe_undefined for s in (a, b)):
             self.maybe_undefined[out.id] = key
@@ -219,6 +257,9 @@ class ControlFlow:
         """``value`` with a definedness check on leaves some path left unassigned."""
         if type(value) is Var and value.id not in self.maybe_undefined:
             return value        # the common case, on every name lookup
+        bad = unmerged_in(value)
+        if bad is not None:
+            raise bad.error(scope.info.loc(node))
 
         def check(v):
             if isinstance(v, Const) and v.value is UNDEFINED:
@@ -234,10 +275,13 @@ class ControlFlow:
             return value
         new = map_structure(check, value)
         if new is not value:
-            out_leaves = [v for v in leaves(new) if isinstance(v, Var)]
-            for v in out_leaves:
-                v.hint = name
-            scope.env[name] = new
+            for v in leaves(new):
+                if isinstance(v, Var):
+                    v.hint = name
+            if not self.select_depth:
+                # later reads use the checked value; not from inside an operand
+                # of 'and'/'or'/'if else', which may not run
+                scope.env[name] = new
         return new
 
     # -------------------------------------------------------------- flags
@@ -270,36 +314,119 @@ class ControlFlow:
             keys += [RET, RETVAL]
         return keys, has_exit, has_return
 
-    def _loop_inits(self, keys, scope, stmts, loc, probe_env):
+    def _loop_inits(self, keys, scope):
         inits = []
         for k in keys:
             if k == BRK:
                 inits.append(Const(False))    # each loop has its own break flag
             elif k in scope.env:
-                inits.append(scope.env[k])
+                inits.append(_frozen(scope.env[k]))
             elif k == RET:
                 inits.append(Const(False))
             elif k == RETVAL:
-                inits.append(map_structure(lambda _: Const(None), self._probe_retval(
-                    stmts, scope, probe_env, loc)))
+                inits.append(Const(None))     # its structure is found by _shape_loop
             else:
                 inits.append(Const(UNDEFINED))
         return inits
 
-    def _probe_retval(self, stmts, scope, env, loc):
-        """The structure a loop body returns, found by walking it once aside."""
-        saved = (self.ops, scope.env, dict(self.maybe_undefined))
-        try:
-            _, env_after = self.run_region(stmts, scope, env)
-        finally:
-            self.ops, scope.env = saved[0], saved[1]
-            self.maybe_undefined = saved[2]
-        value = env_after.get(RETVAL, Const(None))
-        return value
+    def _shape_loop(self, keys, inits, attempt, loc):
+        """Build a loop's regions with ``attempt(keys, inits, placeholders, fixed)``;
+        return ``(built, keys, results, inits, fixed)``.
+
+        A variable first bound inside the loop (or the value it returns) has no
+        structure before it, so it is first carried as one value.  When the
+        body makes it a tuple, the loop is built again carrying one value per
+        leaf of the structure the body gave it.  If the body could not even be
+        walked that way (a branch of it returns a tuple, say), it is walked
+        once aside with the variable bound to its placeholder constant
+        (``UNDEFINED``, or ``None`` for the returned value) to find that
+        structure.  A variable that really changes structure from one
+        iteration to the next stays an error.
+
+        A variable holding something no loop can carry (a closure, a sub-Cell)
+        is not carried: ``fixed`` binds it, inside the body and after the
+        loop, to its value when that is the same on every iteration, else to
+        an ``Unmerged`` error raised only if it is read before being bound.
+        """
+        unknown = [k for k, init in zip(keys, inits)
+                   if isinstance(init, Const) and (init.value is UNDEFINED or
+                                                   k == RETVAL and init.value is None)]
+        snapshot = dict(self.maybe_undefined)
+        probed = False
+        fixed = {}
+        for _ in range(8):
+            self.maybe_undefined = dict(snapshot)
+            try:
+                built, results = attempt(keys, inits, (), fixed)
+            except CompileError as e:
+                if not unknown or probed:
+                    raise
+                probed = True
+                self.maybe_undefined = dict(snapshot)
+                try:
+                    _, shapes = attempt(keys, inits, unknown, fixed)
+                except CompileError:
+                    raise e from None
+                reshaped = self._reshape(keys, inits, shapes, unknown)
+                if reshaped is None:
+                    raise
+                inits = reshaped
+                continue
+            built_keys, built_inits = keys, inits
+            stuck = self._uncarried(keys, inits, results, loc)
+            if stuck:
+                fixed.update(stuck)
+                kept = [j for j, k in enumerate(keys) if k not in stuck]
+                keys, inits = [keys[j] for j in kept], [inits[j] for j in kept]
+                continue
+            reshaped = self._reshape(keys, inits, results, unknown)
+            if reshaped is None:
+                break
+            inits = reshaped
+        # the last loop built, checked against what its body gave each variable
+        self._check_structure(built_keys, built_inits, results, loc)
+        return built, built_keys, results, built_inits, fixed
+
+    def _uncarried(self, keys, inits, results, loc):
+        """``{key: binding}`` for the variables a loop cannot carry (see _shape_loop)."""
+        out = {}
+        for k, a, b in zip(keys, inits, results):
+            bad = None
+            for leaf in leaves(b) + leaves(a):
+                if isinstance(leaf, Unmerged):
+                    bad = leaf
+                elif isinstance(leaf, Const) and not _runtime_representable(leaf):
+                    bad = Unmerged("variable '%s' holds %r in a loop; only tensors and numbers "
+                                   "can change from one iteration to the next"
+                                   % (k.lstrip("."), leaf.value), loc)
+                elif not isinstance(leaf, (Var, Const)):
+                    bad = Unmerged("variable '%s' cannot be carried through a loop"
+                                   % k.lstrip("."), loc)
+                if bad is not None:
+                    break
+            if bad is not None:
+                out[k] = a if _same(a, b) and not isinstance(a, Unmerged) else bad
+        return out
+
+    def _reshape(self, keys, inits, results, unknown):
+        """``inits`` with each unknown one given the structure of its result, or
+        ``None`` when none changes."""
+        from .build import freeze
+        reshaped, changed = list(inits), False
+        for j, k in enumerate(keys):
+            if k not in unknown:
+                continue
+            shape = map_structure(lambda _: 0, freeze(results[j]))
+            if isinstance(shape, tuple) and shape != map_structure(lambda _: 0, inits[j]):
+                fill = leaves(inits[j])[0]
+                reshaped[j] = map_structure(lambda _: fill, shape)
+                changed = True
+        return reshaped if changed else None
 
     def _params(self, keys, inits):
         def fresh(k, leaf):
             v = Var(_FLAG_HINTS.get(k, k))
+            self.note_join(v, (leaf,))
             if isinstance(leaf, Const) and leaf.value is UNDEFINED or \
                     isinstance(leaf, Var) and leaf.id in self.maybe_undefined:
                 self.maybe_undefined[v.id] = k
@@ -316,6 +443,8 @@ class ControlFlow:
                     "to a tuple); give it its final structure before the loop" % k.lstrip("."),
                     loc)
             for leaf in leaves(b) + leaves(a):
+                if isinstance(leaf, Unmerged):
+                    raise leaf.error()
                 if isinstance(leaf, Const) and not _runtime_representable(leaf):
                     raise CompileError(
                         "variable '%s' holds %r in a loop; only tensors and numbers can change "
@@ -323,18 +452,20 @@ class ControlFlow:
                 if not isinstance(leaf, (Var, Const)):
                     raise CompileError("variable '%s' cannot be carried through a loop" % k, loc)
 
-    def _after_loop(self, keys, outs, inits, scope, outer_brk, loc):
+    def _after_loop(self, keys, outs, inits, results, scope, outer_brk, loc, fixed=None):
         """Bind the loop's results; restore the enclosing loop's break flag.
 
         A ``return`` inside this loop also leaves every enclosing loop, so the
         enclosing loop's break flag becomes ``outer_brk or returned``.
         """
-        for k, out, init in zip(keys, outs, inits):
-            for o, i in zip(leaves(out), leaves(init)):
+        for k, out, init, res in zip(keys, outs, inits, results):
+            for o, i, r in zip(leaves(out), leaves(init), leaves(res)):
+                self.note_join(o, (i, r))
                 if isinstance(i, Const) and i.value is UNDEFINED or \
                         isinstance(i, Var) and i.id in self.maybe_undefined:
                     self.maybe_undefined[o.id] = k
             scope.env[k] = out
+        scope.env.update(fixed or {})
         ret = scope.env.get(RET)
         if outer_brk is _MISSING:
             scope.env.pop(BRK, None)
@@ -345,16 +476,18 @@ class ControlFlow:
         else:
             scope.env.pop(ESC, None)
 
-    def _body_env(self, scope, keys, params):
+    def _body_env(self, scope, keys, params, fixed=None):
         env = dict(scope.env)
+        env.update(fixed or {})
         for k, p in zip(keys, params):
             env[k] = p
         env[ESC] = Const(False)
         return env
 
-    def _loop_test(self, test_fn, keys, params, scope, loc):
+    def _loop_test(self, test_fn, keys, params, scope, loc, fixed=None):
         """Region computing the loop test (false once ``break`` has run)."""
         env = dict(scope.env)
+        env.update(fixed or {})
         env.update(zip(keys, params))
         saved_ops, saved_env = self.ops, scope.env
         self.ops, scope.env = [], env
@@ -381,20 +514,25 @@ class ControlFlow:
         if node.orelse:
             raise CompileError("The 'while...else...' statement is not supported now.", loc)
         keys, has_exit, _ = self._carried(node.body, scope)
-        inits = self._loop_inits(keys, scope, node.body, loc, self._body_env(scope, [], []))
-        cond_params = self._params(keys, inits)
-        body_params = self._params(keys, inits)
-        cond = self._loop_test(lambda: self._truth(self.eval(node.test, scope), loc),
-                               keys, cond_params, scope, loc)
-        ops, env_b = self.run_region(node.body, scope, self._body_env(scope, keys, body_params))
-        results = [env_b[k] for k in keys]
-        self._check_structure(keys, inits, results, loc)
+
+        def attempt(keys, inits, placeholders, fixed):
+            body_params = self._params(keys, inits)
+            cond = None
+            if not placeholders:
+                cond = self._loop_test(lambda: self._truth(self.eval(node.test, scope), loc),
+                                       keys, self._params(keys, inits), scope, loc, fixed)
+            env = self._body_env(scope, keys, _placed(keys, body_params, inits, placeholders),
+                                 fixed)
+            ops, env_b = self.run_region(node.body, scope, env)
+            return (cond, body_params, ops), _carried_values(env_b, keys)
+        (cond, body_params, ops), keys, results, inits, fixed = self._shape_loop(
+            keys, self._loop_inits(keys, scope), attempt, loc)
         outs = self._params(keys, inits)
         self.ops.append(Op(C.While(), [x for i in inits for x in leaves(i)],
                            [x for o in outs for x in leaves(o)], loc, regions=[
             cond, Region([x for p in body_params for x in leaves(p)], ops,
                          [x for r in results for x in leaves(r)])]))
-        self._after_loop(keys, outs, inits, scope, outer_brk, loc)
+        self._after_loop(keys, outs, inits, results, scope, outer_brk, loc, fixed)
 
     def _truth(self, test, loc):
         if isinstance(test, tuple):
@@ -411,25 +549,28 @@ class ControlFlow:
         keys, has_exit, _ = self._carried(node.body, scope, extra=target_names)
         if has_exit:
             return self._for_as_while(node, start, stop, step, element, scope, loc, outer_brk)
-        inits = self._loop_inits(keys, scope, node.body, loc, self._body_env(scope, [], []))
-        body_params = self._params(keys, inits)
-        env = self._body_env(scope, keys, body_params)
-        saved_ops, saved_env = self.ops, scope.env
-        self.ops, scope.env = [], env
-        try:
-            self.assign(node.target, element(index), scope)
-            self.exec_block(node.body, scope)
-            ops, env_b = self.ops, scope.env
-        finally:
-            self.ops, scope.env = saved_ops, saved_env
-        results = [env_b[k] for k in keys]
-        self._check_structure(keys, inits, results, loc)
+
+        def attempt(keys, inits, placeholders, fixed):
+            body_params = self._params(keys, inits)
+            env = self._body_env(scope, keys, _placed(keys, body_params, inits, placeholders),
+                                 fixed)
+            saved_ops, saved_env = self.ops, scope.env
+            self.ops, scope.env = [], env
+            try:
+                self.assign(node.target, element(index), scope)
+                self.exec_block(node.body, scope)
+                ops, env_b = self.ops, scope.env
+            finally:
+                self.ops, scope.env = saved_ops, saved_env
+            return (body_params, ops), _carried_values(env_b, keys)
+        (body_params, ops), keys, results, inits, fixed = self._shape_loop(
+            keys, self._loop_inits(keys, scope), attempt, loc)
         outs = self._params(keys, inits)
         self.ops.append(Op(C.ForRange(), [start, stop, step] + [x for i in inits for x in leaves(i)],
                            [x for o in outs for x in leaves(o)], loc, regions=[
             Region([index] + [x for p in body_params for x in leaves(p)], ops,
                    [x for r in results for x in leaves(r)])]))
-        self._after_loop(keys, outs, inits, scope, outer_brk, loc)
+        self._after_loop(keys, outs, inits, results, scope, outer_brk, loc, fixed)
 
     def _for_as_while(self, node, start, stop, step, element, scope, loc, outer_brk):
         """A ``for`` that may ``break`` or ``return`` runs as a ``while`` over its index."""
@@ -438,42 +579,47 @@ class ControlFlow:
         scope.env[counter] = start
         keys, _, _ = self._carried(node.body, scope)
         keys = [counter] + keys
-        inits = self._loop_inits(keys, scope, node.body, loc, self._body_env(scope, [], []))
-        cond_params = self._params(keys, inits)
-        body_params = self._params(keys, inits)
-        for p in cond_params[:1] + body_params[:1]:
-            p.hint = "i"
 
-        def test():
-            i = cond_params[0]
-            if not isinstance(step, Const):
-                return self.emit(C.InRange(), [i, stop, step], loc)
-            if step.value < 0:
-                return self.emit(self._cmp("Greater"), [i, stop], loc)
-            return self.emit(self._cmp("Less"), [i, stop], loc)
-        cond = self._loop_test(test, keys, cond_params, scope, loc)
-        env = self._body_env(scope, keys, body_params)
-        saved_ops, saved_env = self.ops, scope.env
-        self.ops, scope.env = [], env
-        try:
-            i = body_params[0]
-            nxt = self.emit(self._arith("Add"), [i, step], loc)
-            nxt.hint = "i"
-            self.assign(node.target, element(i), scope)
-            scope.env[counter] = nxt
-            self.exec_block(node.body, scope)
-            ops, env_b = self.ops, scope.env
-        finally:
-            self.ops, scope.env = saved_ops, saved_env
-        results = [env_b[k] for k in keys]
-        self._check_structure(keys, inits, results, loc)
+        def attempt(keys, inits, placeholders, fixed):
+            body_params = self._params(keys, inits)
+            body_params[0].hint = "i"
+            cond = None
+            if not placeholders:
+                cond_params = self._params(keys, inits)
+                cond_params[0].hint = "i"
+
+                def test():
+                    i = cond_params[0]
+                    if not isinstance(step, Const):
+                        return self.emit(C.InRange(), [i, stop, step], loc)
+                    if step.value < 0:
+                        return self.emit(self._cmp("Greater"), [i, stop], loc)
+                    return self.emit(self._cmp("Less"), [i, stop], loc)
+                cond = self._loop_test(test, keys, cond_params, scope, loc, fixed)
+            env = self._body_env(scope, keys, _placed(keys, body_params, inits, placeholders),
+                                 fixed)
+            saved_ops, saved_env = self.ops, scope.env
+            self.ops, scope.env = [], env
+            try:
+                i = body_params[0]
+                nxt = self.emit(self._arith("Add"), [i, step], loc)
+                nxt.hint = "i"
+                self.assign(node.target, element(i), scope)
+                scope.env[counter] = nxt
+                self.exec_block(node.body, scope)
+                ops, env_b = self.ops, scope.env
+            finally:
+                self.ops, scope.env = saved_ops, saved_env
+            return (cond, body_params, ops), _carried_values(env_b, keys)
+        (cond, body_params, ops), keys, results, inits, fixed = self._shape_loop(
+            keys, self._loop_inits(keys, scope), attempt, loc)
         outs = self._params(keys, inits)
         outs[0].hint = "i"
         self.ops.append(Op(C.While(), [x for i in inits for x in leaves(i)],
                            [x for o in outs for x in leaves(o)], loc, regions=[
             cond, Region([x for p in body_params for x in leaves(p)], ops,
                          [x for r in results for x in leaves(r)])]))
-        self._after_loop(keys, outs, inits, scope, outer_brk, loc)
+        self._after_loop(keys, outs, inits, results, scope, outer_brk, loc, fixed)
         scope.env.pop(counter, None)
 
     def _cmp(self, name):
@@ -527,6 +673,10 @@ class ControlFlow:
             if len(args) == 2:
                 return RangeVal(args[0], args[1], Const(1))
             return RangeVal(*args[:3])
+        if f in (builtins.enumerate, builtins.zip):
+            from .build import ListVal
+            # a list built while compiling is iterated as its items now
+            args = [tuple(a.items) if isinstance(a, ListVal) else a for a in args]
         if f is builtins.enumerate:
             start = args[1] if len(args) > 1 else Const(0)
             if isinstance(args[0], tuple):
@@ -538,6 +688,22 @@ class ControlFlow:
                 return tuple(zip(*args))
             return ZipVal(list(args))
         return None
+
+
+def _frozen(value):
+    from .build import freeze
+    return freeze(value)
+
+
+def _carried_values(env, keys):
+    """What a loop body leaves in each carried variable; a list built in the body
+    is carried as a tuple of its items."""
+    return [_frozen(env[k]) for k in keys]
+
+
+def _placed(keys, params, inits, placeholders):
+    """Loop parameters, with those of ``placeholders`` bound to their initial constant."""
+    return [i if k in placeholders else p for k, p, i in zip(keys, params, inits)]
 
 
 def _is_zero(a):

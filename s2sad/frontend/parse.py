@@ -33,10 +33,16 @@ _cache = {}
 
 
 def get_source_info(fn, call_loc=None):
-    """The parsed ``FunctionDef`` of ``fn`` (cached per code object)."""
+    """The parsed ``FunctionDef`` of ``fn`` (cached per code object).
+
+    Keyed by the code object's identity: code objects of identical functions in
+    two files compare equal, and each must be read from its own file.
+    """
     code = getattr(fn, "__code__", None)
-    if code is not None and code in _cache:
-        return _cache[code]
+    if code is not None:
+        hit = _cache.get(id(code))
+        if hit is not None and hit[0] is code:
+            return hit[1]
     try:
         lines, first = inspect.getsourcelines(fn)
         filename = inspect.getsourcefile(fn) or inspect.getfile(fn)
@@ -57,7 +63,7 @@ def get_source_info(fn, call_loc=None):
             "cannot read the source of %s as a function definition" % describe(fn), call_loc)
     info = SourceInfo(filename, fdef, col_shift, getattr(fn, "__qualname__", fdef.name))
     if code is not None:
-        _cache[code] = info
+        _cache[id(code)] = (code, info)      # the reference keeps the id from being reused
     return info
 
 

@@ -181,3 +181,22 @@ class CheckGradShape(Primitive):
 
     def emit(self, g, x):
         return "rt.check_grad_shape(%s, %s, %r, %d)" % (g, x, self.rule, self.position)
+
+
+class CallGenerated(ControlOp):
+    """``outs = <func>(*args)``: a call that outlining gave a generated function of its own.
+
+    ``func`` is the ``Func`` (a user function's forward ops, or its adjoint's);
+    codegen names it ``<callee>_fwd`` / ``<callee>_bwd`` and writes it once.
+    """
+    stateful = True
+
+    def __init__(self, func, frame, side):
+        super().__init__(callee=frame.name, side=side)
+        self.func = func
+        self.frame = frame
+        self.first = None       # the first op outlined (where the backward sweep starts)
+        self.fname = None       # the generated function's name, given by codegen
+
+    def key(self):
+        return (type(self), id(self.func))

@@ -65,17 +65,21 @@ class Op:
     """``outs = prim(*args)``, located at a user's source line.
 
     ``origin`` names the rule that produced an adjoint op (for ``--explain``).
+    ``frame`` is ``(Frame, side)`` when the op belongs to an inlined call of a
+    user function (``side`` is ``"fwd"``, or ``"bwd"`` for its adjoint), which
+    codegen may write as a function of its own.
     """
 
-    __slots__ = ("prim", "args", "outs", "loc", "origin", "regions")
+    __slots__ = ("prim", "args", "outs", "loc", "origin", "regions", "frame")
 
-    def __init__(self, prim, args, outs, loc=None, origin=None, regions=()):
+    def __init__(self, prim, args, outs, loc=None, origin=None, regions=(), frame=None):
         self.prim = prim
         self.args = list(args)
         self.outs = list(outs)
         self.loc = loc
         self.origin = origin
         self.regions = list(regions)
+        self.frame = frame
 
     def arg_vars(self):
         return [v for a in self.args for v in leaves(a) if isinstance(v, Var)]
@@ -95,6 +99,41 @@ class Op:
 
     def __repr__(self):
         return "Op(%r, %r -> %r)" % (self.prim, self.args, self.outs)
+
+
+class Frame:
+    """One inlined call of a user function (a helper, a method, a closure, a sub-Cell).
+
+    ``name`` is what an outlined function is named after; ``parent`` the frame
+    of the call's caller (``None`` for the differentiated function itself);
+    ``loc`` the call site.
+    """
+
+    __slots__ = ("name", "parent", "loc", "binds")
+
+    def __init__(self, name, parent, loc=None):
+        self.name = name
+        self.parent = parent
+        self.loc = loc          # the call site
+        self.binds = {}         # Var id of an argument -> the parameter name it is bound to
+
+    def bind(self, env):
+        """Remember the parameter names the call's tensor arguments are bound to."""
+        for name, value in env.items():
+            if isinstance(value, Var):
+                self.binds.setdefault(value.id, name)
+
+    def __repr__(self):
+        return "Frame(%s)" % self.name
+
+
+def tag_frame(ops, frame):
+    """Give ``frame`` to every op of ``ops`` (and their regions) that has none yet."""
+    for op in ops:
+        if op.frame is None:
+            op.frame = frame
+        for r in op.regions:
+            tag_frame(r.ops, frame)
 
 
 class Region:
