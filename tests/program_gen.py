@@ -571,7 +571,6 @@ class _Gen:
             self.features.add("augassign")
 
     def st_tuple(self, sc):
-        r = self.rng
         S1, S2 = self.pick_shape(sc), self.pick_shape(sc)
         a, act_a = self.expr(sc, S1, 1)
         b, act_b = self.expr(sc, S2, 1)

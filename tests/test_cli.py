@@ -440,6 +440,24 @@ def test_dump_order_2_computes_the_second_derivative(capsys):
     np.testing.assert_allclose(got, want, rtol=1e-12)
 
 
+def test_dump_order_3_keeps_the_users_parameter_names(capsys):
+    import numpy as np
+    from s2sad.cli import main
+    assert main(["dump", "samples/sin_cos_net.py::Net", "--order", "3", "--color",
+                 "never"]) == 0
+    source = capsys.readouterr().out
+    assert "def grad_grad_Net_construct_grad(x):" in source, source[:300]
+    assert main(["dump", "samples/sin_cos_net.py::Net", "--order", "2", "--color",
+                 "never"]) == 0
+    order2 = capsys.readouterr().out
+    assert "def grad_Net_construct_grad(x):" in order2, order2[:300]
+    x = np.array([0.3, 1.1, 2.0])
+    h = 1e-5
+    (got,) = _run_dumped(source, x)
+    (up,), (down,) = _run_dumped(order2, x + h), _run_dumped(order2, x - h)
+    np.testing.assert_allclose(got, (up - down) / (2 * h), rtol=1e-6)
+
+
 def test_dump_forward_mode_computes_the_jvp(capsys):
     import numpy as np
     from s2sad.cli import main

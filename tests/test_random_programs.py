@@ -438,6 +438,19 @@ ORDER2 = """
         return y
 
 
+    def f_shared_condition(x):
+        if x.sum() > 0:
+            if x[0] > 0.5:
+                v = x * 2.0
+            elif x.sum() > 0:
+                v = np.sin(x @ x) * x
+            else:
+                v = x
+        else:
+            v = x * 3.0
+        return v
+
+
     def f_nested_if(y):
         if y.sum() > -100.0:
             if np.sin(y).sum() > 0.25:
@@ -475,6 +488,14 @@ def test_regression_second_derivative_nested_if(order2):
     # forward branch on the same condition had defined what it reads)
     s2sad.check_grads(order2.f_nested_if, (np.array([0.5, 0.3]),), order=2,
                       modes=("rev", "fwd"))
+
+
+def test_regression_second_derivative_if_and_elif_on_one_condition(order2):
+    # seed 40341: the outer 'if' and an inner 'elif' test the same expression,
+    # merged into one value; a value the elif branch defines was taken as
+    # defined on the outer branch's path (generated code: UnboundLocalError)
+    for x in (np.array([0.7, 0.2]), np.array([0.2, 0.3]), np.array([-0.5, -0.2])):
+        s2sad.check_grads(order2.f_shared_condition, (x,), order=2, modes=("rev", "fwd"))
 
 
 def test_regression_second_derivative_call_in_branch(order2):

@@ -297,9 +297,9 @@ def s2sad_tool(R, grad_fn, args, ref, dtype, **kwargs):
 
 
 def count_lines(source):
-    """Lines of generated code that are neither blank nor comments."""
+    """Lines of generated code that compute: neither blank, comments nor ``del`` releases."""
     return sum(1 for line in source.splitlines()
-               if line.strip() and not line.strip().startswith("#"))
+               if line.strip() and not line.strip().startswith(("#", "del ")))
 
 
 def _sample(fn, args, number):

@@ -314,15 +314,25 @@ class _SelectedGrad(GradFunction):
     def __init__(self, packed, weights, grad_op, positions):
         GradFunction.__init__(self, packed, weights, grad_op)
         self.positions = positions
+        self._layout_specs = {}
 
     def __call__(self, sel, *rest):
-        for p, a in zip(self.positions, sel):
-            if not G.has_runtime_leaves(G.arg_spec(a)):
+        sel_specs = tuple(map(G.arg_spec, sel))
+        for p, a, spec in zip(self.positions, sel, sel_specs):
+            if not G.has_runtime_leaves(spec):
                 raise TypeError(
                     "grad_position %d refers to a %s, which s2sad treats as a constant (no "
                     "gradient); pass a Tensor or an array, or wrap a Python number in "
                     "s2sad.mutable(...)" % (p, type(a).__name__))
-        return GradFunction.__call__(self, sel, *rest)
+        if self.grad_op.sens_param or len(rest) != 2:
+            return GradFunction.__call__(self, sel, *rest)
+        others, layout = rest
+        # the layout is (bool, int) pairs from _arrangement: its spec depends on its value only
+        layout_spec = self._layout_specs.get(layout)
+        if layout_spec is None:
+            layout_spec = self._layout_specs[layout] = G.arg_spec(layout)
+        specs = (("tuple",) + sel_specs, G.arg_spec(others), layout_spec)
+        return self._call((sel, others, layout), None, specs)
 
 
 def _selected_grad_function(packed, weights, positions, mode, sens_param=False):

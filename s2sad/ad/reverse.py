@@ -245,8 +245,8 @@ class _Reverse:
         self.active = set()
         self.if_map = {}
         self.visible = []
-        self.taken = []             # (condition id, branch) of the If regions being differentiated
-        self.branch_defined = {}    # (condition id, branch) -> ids an If's region defines
+        self.taken = []             # keys (see ``_branch``) of the If regions being differentiated
+        self.branch_defined = {}    # (If, branch) -> ids that region of that If defines
         self.adj_stacks = {}
 
     def adjoints(self):
@@ -266,13 +266,14 @@ class _Reverse:
     def defined_on_path(self, var):
         """Whether ``var`` is defined on every path reaching the op being differentiated:
         outside every region (a parameter, a value from enclosing code), by the
-        function or an enclosing region, or by a branch of an earlier ``If`` on a
-        condition this path took the same way (a gradient program's backward
-        branch reads what its forward branch defined) -- not only inside some
-        other branch."""
+        function or an enclosing region, or by the same branch of the forward
+        ``If`` that the backward ``If`` being differentiated mirrors (a gradient
+        program's backward branch reads what its forward branch defined) -- not
+        only inside some other branch."""
         return var.id not in self.region_defined or \
             any(var.id in v for v in self.visible) or \
-            any(var.id in self.branch_defined.get(taken, ()) for taken in self.taken)
+            any(var.id in self.branch_defined.get(key, ())
+                for keys in self.taken for key in keys)
 
     def _block(self, ops, adj):
         for op in reversed(ops):
@@ -455,7 +456,10 @@ class _Reverse:
             self.b.ops = saved
             regions.append(Region((), ops, results))
         outs = [Var(AdjointOf(v)) for v in targets]
-        bwd = Op(C.If(), [op.args[0]], outs, op.loc, regions=regions)
+        prim = C.If()
+        # the forward If (and, at higher orders, the Ifs it mirrors itself)
+        prim.mirrors = (id(op.prim),) + getattr(op.prim, "mirrors", ())
+        bwd = Op(prim, [op.args[0]], outs, op.loc, regions=regions)
         self.b.ops.append(bwd)
         self.if_map[id(op)] = bwd
         for v, o in zip(targets, outs):
@@ -463,8 +467,11 @@ class _Reverse:
 
     @staticmethod
     def _branch(op, k):
-        cond = op.args[0]
-        return (cond.id if isinstance(cond, Var) else repr(cond.value), k)
+        """Keys of branch ``k`` of If ``op``: itself, and the forward Ifs it mirrors.
+
+        An If is known by its primitive instance, which copies of the op share.
+        """
+        return [(m, k) for m in (id(op.prim),) + getattr(op.prim, "mirrors", ())]
 
     # ---------------------------------------------------------------- loops
     # ------------------------------------------- stacks of a differentiated gradient
@@ -688,7 +695,7 @@ def reverse(func, wrt, sens=None, name=None, return_value=False):
     for op in walk_ops(body):
         if isinstance(op.prim, C.If):
             for k, r in enumerate(op.regions):
-                R.branch_defined.setdefault(R._branch(op, k), set()).update(
+                R.branch_defined.setdefault((id(op.prim), k), set()).update(
                     o.id for o2 in r.ops for o in o2.outs)
     R.block(body, adj, func.params)
     results = [adj.total_or_zeros(v, func.loc) for v in wrt]

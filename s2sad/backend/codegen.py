@@ -4,10 +4,12 @@ One line per primitive, written from the primitive's own ``emit`` template,
 grouped under ``# line N: <source>`` comments that point at the user's file.
 """
 import os
+import re
 
 import numpy as np
 
-from ..ir.nodes import Var, Const, leaves
+from ..ir.liveness import releases
+from ..ir.nodes import Var, Const, leaves, use_counts
 from ..ops.operations import array_ops as A
 from .namer import Namer
 from .runtime import UNDEFINED
@@ -74,9 +76,14 @@ def _subscript_part(v, render):
 
 
 class CodeGen:
-    def __init__(self):
+    """``release``: delete each top-level temporary after its last read (frees memory)."""
+
+    def __init__(self, release=True):
         self.namer = Namer()
         self.consts = Constants()
+        self.release = release
+        self.where = {}         # text of each location comment -> the user's Loc
+        self.result_names = {}  # outlined function -> the names of its results inside it
 
     def render(self, a):
         if isinstance(a, Var):
@@ -107,7 +114,7 @@ class CodeGen:
     def function(self, func, header=None, explain=False):
         """Source of ``def <name>(params): ...`` for ``func``."""
         self.explain = explain
-        self.uses = _use_counts(func)
+        self.uses = use_counts(func)
         self.func = func
         params = [self.namer.define(p) for p in func.params]
         lines = []
@@ -116,13 +123,101 @@ class CodeGen:
         lines.append("def %s(%s):" % (func.name, ", ".join(params)))
         self.last_loc = None
         backward = getattr(func, "backward_start", None)
+        ends = []
         for i, op in enumerate(func.body):
             if backward is not None and i == backward:
                 lines.append("    # -- backward sweep --")
                 self.last_loc = None
             self.statement(op, lines, "    ")
+            ends.append(len(lines))
+        if self.release:
+            self._release_dead(func, params, lines, ends)
         lines.append("    return %s" % self.render(func.result))
         return "\n".join(lines) + "\n"
+
+    def _release_dead(self, func, params, lines, ends):
+        """Insert ``del a, b`` after the top-level statement that last reads them."""
+        stacks = [self.namer.names.get(op.outs[0].id) for op in func.body
+                  if type(op.prim).__name__ == "NewStack"]
+        dead = releases(func, lambda v: self.namer.names.get(v.id), keep=params + stacks)
+        out, done = [], 0
+        for i in sorted(dead):
+            out.extend(lines[done:ends[i]])
+            out.append("    del %s" % ", ".join(dead[i]))
+            done = ends[i]
+        lines[:] = out + lines[done:]
+
+    def module(self, func, naming, header=None, explain=False):
+        """Source of ``func`` after the functions outlined from it (see ``outline``).
+
+        Each outlined function is written once, in the order of first call;
+        two calls whose generated code is the same share one function.
+        ``naming`` is the ``Namer`` of ``func`` written before outlining.
+        """
+        self.written = {}           # (stem, signature of a helper) -> its name
+        self.chunks = {}            # name -> source
+        # one namer for every function: a value keeps its name across a call,
+        # the name it would have if the call were inlined
+        self.namer = naming
+        self._name_helpers(func.body, explain)
+        order = []
+        self._call_order(func.body, order)
+        main = self.function(func, header=None, explain=explain)
+        head = "".join("# %s\n" % h for h in header.splitlines()) if header else ""
+        return head + "".join(self.chunks[n] + "\n\n" for n in order) + main
+
+    def _name_helpers(self, ops, explain):
+        """Write every outlined function called in ``ops``, callees first, and name it."""
+        from ..ir.control import CallGenerated
+        from ..ir.nodes import walk_ops
+        from .outline import signature
+        for op in walk_ops(ops):
+            if not isinstance(op.prim, CallGenerated) or op.prim.fname is not None:
+                continue
+            self._name_helpers(op.prim.func.body, explain)
+            stem = "%s_%s" % (op.prim.callee, op.prim.side)
+            key = (stem, signature(op.prim.func))
+            name = self.written.get(key)
+            if name is None:
+                taken = {n for (s, _), n in self.written.items() if s == stem}
+                name, k = stem, 0
+                while name in taken:
+                    k += 1
+                    name = "%s_%d" % (stem, k)
+                self.written[key] = name
+                gen = CodeGen()
+                gen.consts, gen.result_names = self.consts, self.result_names
+                func = op.prim.func
+                for p in func.params:
+                    # the callee's parameter name, or the caller's name without its suffix
+                    base = op.prim.frame.binds.get(p.id) or \
+                        re.sub(r"_\d+$", "", self.namer.names.get(p.id, "v"))
+                    gen.namer.names[p.id] = gen.namer.fresh(base)
+                func.name = name
+                self.chunks[name] = gen.function(func, explain=explain).rstrip("\n")
+                self.where.update(gen.where)
+                self.result_names[name] = [gen.namer.names.get(v.id, "v")
+                                           for v in leaves(func.result)]
+            op.prim.fname = name
+
+    def _call_order(self, ops, order):
+        from ..ir.control import CallGenerated
+        from ..ir.nodes import walk_ops
+        for op in walk_ops(ops):
+            if isinstance(op.prim, CallGenerated) and op.prim.fname not in order:
+                order.append(op.prim.fname)
+                self._call_order(op.prim.func.body, order)
+
+    def st_CallGenerated(self, op, lines, indent):
+        args = ", ".join(self.render(a) for a in op.args)
+        inside = self.result_names.get(op.prim.fname, ())
+        outs = []
+        for k, o in enumerate(op.outs):
+            if o.id not in self.namer.names and k < len(inside):
+                # named as the function names it (without its numeric suffix)
+                self.namer.names[o.id] = self.namer.fresh(re.sub(r"_\d+$", "", inside[k]))
+            outs.append(self.namer.define(o, op))
+        lines.append("%s%s = %s(%s)" % (indent, ", ".join(outs), op.prim.fname, args))
 
     # -------------------------------------------------------------- statements
     def comment(self, op, lines, indent):
@@ -135,6 +230,7 @@ class CodeGen:
         if self.func.loc is not None and loc.filename != self.func.loc.filename:
             where = "%s line %d" % (os.path.basename(loc.filename), loc.lineno)
         lines.append("%s# %s: %s" % (indent, where, src) if src else "%s# %s" % (indent, where))
+        self.where.setdefault(where, loc)
         self.last_loc = key
 
     def block(self, ops, lines, indent, targets=(), values=()):
@@ -343,26 +439,3 @@ def _paren(expr):
             if head.replace("_", "").replace(".", "").isalnum():
                 return expr
     return "(%s)" % expr
-
-
-def _use_counts(func):
-    """How many times each Var is read anywhere in ``func`` (results count)."""
-    counts = {}
-
-    def bump(v):
-        if isinstance(v, Var):
-            counts[v.id] = counts.get(v.id, 0) + 1
-
-    def block(ops):
-        for op in ops:
-            for v in op.arg_vars():
-                bump(v)
-            for r in op.regions:
-                block(r.ops)
-                for v in leaves(r.result):
-                    bump(v)
-
-    block(func.body)
-    for v in leaves(func.result):
-        bump(v)
-    return counts

@@ -5,13 +5,16 @@ import linecache
 import numpy as np
 
 from . import runtime
+from .userlines import pointing_at_user_lines
 
 
-def compile_source(source, name, constants):
+def compile_source(source, name, constants, where=None):
     """Exec ``source`` (defining function ``name``) and return that function.
 
     The source is registered with ``linecache`` under a name derived from its
-    hash, so tracebacks and ``pdb`` show the generated lines.
+    hash, so tracebacks and ``pdb`` show the generated lines; with ``where``
+    (location comment -> user's ``Loc``, from codegen) an exception raised
+    inside it also names the user's file and line.
     """
     digest = hashlib.sha1(source.encode()).hexdigest()[:12]
     filename = "<s2sad %s %s>" % (name, digest)
@@ -19,6 +22,6 @@ def compile_source(source, name, constants):
     namespace = {"xp": np, "rt": runtime, "__name__": "s2sad_generated"}
     namespace.update(constants)
     exec(compile(source, filename, "exec"), namespace)
-    fn = namespace[name]
+    fn = pointing_at_user_lines(namespace[name], filename, source, where)
     fn.__s2sad_source__ = source
     return fn

@@ -200,14 +200,21 @@ def _sum_to(g, shape):
     return g.reshape(shape)
 
 
+def _shape(x):
+    """The shape of an array, NumPy scalar, number or ``ShapeOf`` (attribute first: fast)."""
+    try:
+        return x.shape
+    except AttributeError:
+        return np.shape(x)
+
+
 def math_matmul_grad_a(d, x, y):
     """The gradient of ``x @ y`` with respect to ``x`` (``x`` may be a ``ShapeOf``).
 
     Common ranks take one NumPy call; other ranks promote 1-D operands as
     matmul does, multiply batched, and sum over broadcast batch dimensions.
     """
-    from .runtime import shape_of
-    xs, yn = shape_of(x), np.ndim(y)
+    xs, yn = _shape(x), len(_shape(y))
     if len(xs) == 2 and yn == 2:
         return d @ y.T
     if len(xs) == 2 and yn == 1:
@@ -226,8 +233,7 @@ def math_matmul_grad_a(d, x, y):
 
 def math_matmul_grad_b(d, x, y):
     """The gradient of ``x @ y`` with respect to ``y`` (``y`` may be a ``ShapeOf``)."""
-    from .runtime import shape_of
-    ys, xn = shape_of(y), np.ndim(x)
+    ys, xn = _shape(y), len(_shape(x))
     if xn == 2 and len(ys) == 2:
         return x.T @ d
     if xn == 2 and len(ys) == 1:

@@ -36,11 +36,26 @@ def child_path(const, name):
     return const.path + (name,)
 
 
+_SCALAR_TYPES = frozenset((type(None), bool, int, float, complex, str, bytes))
+_types = None
+
+
+def _guard_types():
+    """``(Tensor, Parameter, Cell, Primitive)``, imported once (they import this module)."""
+    global _types
+    if _types is None:
+        from ..tensor import Tensor, Parameter
+        from ..nn.cell import Cell
+        from ..ops.primitive import Primitive
+        _types = (Tensor, Parameter, Cell, Primitive)
+    return _types
+
+
 def guard_key(value):
     """What compiled code may assume about ``value`` on later calls."""
-    from ..tensor import Tensor, Parameter
-    from ..nn.cell import Cell
-    from ..ops.primitive import Primitive
+    if type(value) in _SCALAR_TYPES:    # the common case, checked on every call
+        return ("const", type(value), value)
+    Tensor, Parameter, Cell, Primitive = _types or _guard_types()
     if isinstance(value, Parameter):
         return ("param",)
     if isinstance(value, (Tensor, np.ndarray)):
@@ -75,7 +90,7 @@ def _captured_key(cell):
 
 
 def _captured_key_value(value):
-    from ..tensor import Tensor
+    Tensor = (_types or _guard_types())[0]
     if isinstance(value, (Tensor, np.ndarray)):
         return ("id", id(value))
     try:

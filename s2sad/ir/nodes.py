@@ -189,3 +189,26 @@ def map_structure(fn, struct):
     if isinstance(struct, tuple):
         return tuple(map_structure(fn, s) for s in struct)
     return fn(struct)
+
+
+def use_counts(func):
+    """How many times each Var is read anywhere in ``func`` (results count)."""
+    counts = {}
+
+    def bump(v):
+        if isinstance(v, Var):
+            counts[v.id] = counts.get(v.id, 0) + 1
+
+    def block(ops):
+        for op in ops:
+            for v in op.arg_vars():
+                bump(v)
+            for r in op.regions:
+                block(r.ops)
+                for v in leaves(r.result):
+                    bump(v)
+
+    block(func.body)
+    for v in leaves(func.result):
+        bump(v)
+    return counts

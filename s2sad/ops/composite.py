@@ -125,6 +125,7 @@ def _check_grad_shape(grad, like, what):
             "internal error: the gradient of %s has shape %s but the input has shape %s; "
             "please report this with the program that triggered it"
             % (what, list(np.shape(grad)), list(shape)))
+    return grad
 
 
 def _regroup(values, specs, flat_grads, which="all"):
@@ -137,28 +138,33 @@ def _regroup(values, specs, flat_grads, which="all"):
         return ()
     it = iter(flat_grads)
     out = []
-
-    def build(value, spec):
-        kind = spec[0]
-        if kind in ("tensor", "array", "npscalar"):
-            g = next(it)
-            _check_grad_shape(g, value, "an input")
-            return _wrap_like(g, value)
-        if kind == "mutable":
-            inner = value.value
-            if isinstance(inner, (tuple, list)):
-                return tuple(_wrap_like(next(it), v) for v in inner)
-            return _wrap_like(next(it), value)
-        if kind in ("tuple", "list"):
-            return tuple(build(v, s) for v, s in zip(value, spec[1:]))
-        return None
-
     for v, s in zip(values, specs):
         if G.has_runtime_leaves(s):
-            out.append(build(v, s))
+            out.append(_build(it, v, s))
             if which == "first":
                 break
     return tuple(out)
+
+
+def _build(it, value, spec):
+    # a module-level function, not a closure: a recursive closure is a reference
+    # cycle, which would keep the gradients alive until the next collection
+    kind = spec[0]
+    if kind in ("tensor", "array", "npscalar"):
+        g = next(it)
+        if type(g) is np.ndarray and type(value) is np.ndarray and g.shape == value.shape \
+                and g.dtype == value.dtype:
+            return g            # the common case, without the general checks' calls
+        _check_grad_shape(g, value, "an input")
+        return _wrap_like(g, value)
+    if kind == "mutable":
+        inner = value.value
+        if isinstance(inner, (tuple, list)):
+            return tuple(_wrap_like(next(it), v) for v in inner)
+        return _wrap_like(next(it), value)
+    if kind in ("tuple", "list"):
+        return tuple(_build(it, v, s) for v, s in zip(value, spec[1:]))
+    return None
 
 
 def _as_function(grad_fn):
@@ -169,8 +175,11 @@ def _as_function(grad_fn):
     """
     def gradient_of(*args):
         return grad_fn(*args)
-    params = list(inspect.signature(grad_fn.fn).parameters)
-    gradient_of.__s2sad_params__ = params[1:] if grad_fn.root is not None else params
+    params = getattr(grad_fn.fn, "__s2sad_params__", None)     # a gradient of a gradient
+    if params is None:
+        params = list(inspect.signature(grad_fn.fn).parameters)
+        params = params[1:] if grad_fn.root is not None else params
+    gradient_of.__s2sad_params__ = params
     inner = getattr(grad_fn.fn, "__qualname__", "f").replace("<locals>.", "")
     gradient_of.__qualname__ = gradient_of.__name__ = "grad_" + inner.replace(".", "_")
     return gradient_of
@@ -210,6 +219,7 @@ class GradFunction:
                                                                p.POSITIONAL_OR_KEYWORD)
                                and p.default is p.empty])
         self.last = None
+        self._last_paths = None
 
     def _split(self, args):
         n = len(args)
@@ -243,9 +253,9 @@ class GradFunction:
 
     def _compiled(self, inputs, sens, specs=None, sens_spec=None):
         if specs is None:
-            specs = tuple(G.arg_spec(a) for a in inputs)
+            specs = tuple(map(G.arg_spec, inputs))
             sens_spec = G.arg_spec(sens) if self.grad_op.sens_param else None
-        paths = tuple(_weight_paths(self.root, self._weights))
+        paths = self._paths()
         which = self._which_inputs()
         key = (self.fn, type(self.root) if self.root is not None else None, specs, sens_spec, which,
                paths, tuple(id(w) for w, p in zip(self._weights, paths) if p is None))
@@ -260,17 +270,53 @@ class GradFunction:
                     G.cache.put(key, entry)
         return entry, specs
 
+    def _paths(self):
+        """The weights' attribute paths in the Cell, searched again only when they moved.
+
+        Searching walks every Parameter of the Cell, so the last answer is
+        kept and reused while each path still leads to its weight.
+        """
+        if self.root is None:
+            return (None,) * len(self._weights)
+        paths = self._last_paths
+        if paths is not None:
+            try:
+                if all(resolve.read_path(self.root, p) is w
+                       for p, w in zip(paths, self._weights)):
+                    return paths
+            except (AttributeError, IndexError, KeyError, TypeError):
+                pass
+        paths = tuple(_weight_paths(self.root, self._weights))
+        # a weight not found might be found later: only a complete answer is kept
+        self._last_paths = paths if None not in paths else None
+        return paths
+
     def __call__(self, *args):
         inputs, sens = self._split(args)
-        entry, specs = self._compiled(inputs, sens)
+        return self._call(inputs, sens)
+
+    def _call(self, inputs, sens, specs=None):
+        """Compile if needed, run the adjoint, shape the gradients (``specs`` if known)."""
+        sens_spec = None
+        if specs is None:
+            specs = tuple(map(G.arg_spec, inputs))
+        if self.grad_op.sens_param:
+            sens_spec = G.arg_spec(sens)
+        entry, specs = self._compiled(inputs, sens, specs, sens_spec)
         self.last = entry
-        flat = G.flatten_runtime(inputs, specs)
-        extra = entry.inputs.read(self.root)
-        sens_flat = G.flatten_runtime([sens], [G.arg_spec(sens)]) if self.grad_op.sens_param \
-            else []
+        # plain arrays (the common case) are their own runtime leaves: nothing to walk
+        arrays = all(s is G.ARRAY_SPEC for s in specs)
+        flat = inputs if arrays else G.flatten_runtime(inputs, specs)
+        extra = entry.inputs.read(self.root) if entry.inputs.entries else ()
+        sens_flat = G.flatten_runtime([sens], [sens_spec]) if self.grad_op.sens_param else ()
         grads = entry.fn(*flat, *extra, *sens_flat)
         n_in = entry.n_flat
-        input_grads = _regroup(inputs, specs, grads[:n_in], self._which_inputs())
+        which = self._which_inputs()
+        if arrays and which != "none":
+            input_grads = tuple(_wrap_like(_check_grad_shape(g, v, "an input"), v)
+                                for g, v in zip(grads[:n_in], inputs))
+        else:
+            input_grads = _regroup(inputs, specs, grads[:n_in], which)
         weight_grads = []
         for g, w in zip(grads[n_in:], self._weights):
             _check_grad_shape(g, w, "Parameter '%s'" % w.name)

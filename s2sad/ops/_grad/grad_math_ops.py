@@ -476,7 +476,8 @@ def get_jvp_maximum_minimum(self):
 # =============================================================================
 def extremum_share(x, axis, out, keep_dims):
     """Each element's share of a max/min reduction's gradient: ties split evenly."""
-    hit = ones_like(x) * equal(x, A.ExpandReduced(keep_dims)(out, x, axis))
+    # the mask cast to x's dtype: one pass, where ones_like(x) * mask made two
+    hit = A.CastLike()(equal(x, A.ExpandReduced(keep_dims)(out, x, axis)), x)
     return hit / M.ReduceSum(True)(hit, axis)
 
 
