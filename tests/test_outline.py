@@ -117,3 +117,21 @@ def test_outlined_code_computes_what_inline_code_does(fn, args):
         got = compiled.fn(*xs)
         for w, v in zip(want, got):
             np.testing.assert_array_equal(v, w)
+
+
+def tanh_of(x):
+    return np.tanh(x)
+
+
+def first_derivative(x):
+    return ops.GradOperation()(tanh_of)(x)
+
+
+def test_a_gradient_taken_inside_the_program_is_not_a_call():
+    # the function a nested GradOperation differentiates is part of the
+    # derivative's formula, not a call the user wrote: no tanh_of_fwd/_bwd
+    g = ops.GradOperation()(first_derivative)
+    x = np.array([0.3, -0.4])
+    t = np.tanh(x)
+    np.testing.assert_allclose(g(x), -2 * t * (1 - t * t), rtol=1e-12)
+    assert defs(s2sad.get_source(g)) == ["first_derivative_grad"]

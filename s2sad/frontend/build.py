@@ -184,8 +184,12 @@ class Builder(ControlFlow, Closures, Aliasing):
         return outs[0] if prim.num_outputs == 1 else tuple(outs)
 
     # ------------------------------------------------------------- functions
-    def call_function(self, fn, args, kwargs=None, loc=None, self_value=None):
-        """Inline the Python function ``fn`` applied to abstract ``args``."""
+    def call_function(self, fn, args, kwargs=None, loc=None, self_value=None, outline=True):
+        """Inline the Python function ``fn`` applied to abstract ``args``.
+
+        ``outline=False``: the call is not given a frame of its own (the
+        function differentiated by a gradient taken inside the program).
+        """
         kwargs = kwargs or {}
         if self.depth >= MAX_INLINE_DEPTH:
             # point at the innermost call the user wrote, not at a library helper
@@ -225,8 +229,8 @@ class Builder(ControlFlow, Closures, Aliasing):
             self.loc_override = loc
         elif saved is not None and self.origin is None and not _is_library(fn):
             self.loc_override = None    # user code reached through a library helper
-        frame = None if _is_library(fn) or self.origin is not None or self.depth == 0 else \
-            self.enter_frame(_frame_name(fn, self_value), loc, env)
+        frame = None if _is_library(fn) or self.origin is not None or self.depth == 0 or \
+            not outline else self.enter_frame(_frame_name(fn, self_value), loc, env)
         target, start = self.ops, len(self.ops)
         self.depth += 1
         self.frames.append((scope, loc))
@@ -889,7 +893,8 @@ class Builder(ControlFlow, Closures, Aliasing):
                 # as at first order: the Cell's own bprop replaces differentiating construct
                 result = self.call_custom_bprop(gf.root, path, inner, {}, loc)
             else:
-                result = self.call_function(gf.fn, inner, loc=loc, self_value=self_value)
+                result = self.call_function(gf.fn, inner, loc=loc, self_value=self_value,
+                                            outline=False)
             body = self.ops
         finally:
             self.ops = saved
