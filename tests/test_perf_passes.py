@@ -292,9 +292,8 @@ def test_random_programs_same_with_and_without(seed, monkeypatch, tmp_path):
     args = program.make_args()
     make = lambda: ops.GradOperation(get_all=True)(target)      # noqa: E731
     try:
+        # the generator builds only programs s2sad supports: an error fails the test
         got, src, want, src0 = both(monkeypatch, make, args)
-    except s2sad.S2SADError:
-        pytest.skip("the program is refused with a documented error")
     finally:
         clear_caches()
     assert_same(got, want)
