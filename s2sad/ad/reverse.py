@@ -42,11 +42,12 @@ def _user_code(fn):
 class _Adjoints:
     """Contributions to each forward value's adjoint, summed on demand."""
 
-    def __init__(self, builder, zero_ids):
+    def __init__(self, builder, zero_ids, shape_pairs):
         self.b = builder
         self.contribs = {}
         self.vars = {}
         self.zero_ids = zero_ids
+        self.shape_pairs = shape_pairs
 
     def add(self, var, grad):
         if isinstance(grad, Const):
@@ -71,8 +72,10 @@ class _Adjoints:
             for p in parts[1:]:
                 total = self.b.emit(M.Add(), [total, p], loc)
             self.b.loc_override = saved
-        if isinstance(total, Var) and total.hint is None:
-            total.hint = AdjointOf(var)
+        if isinstance(total, Var):
+            if total.hint is None:
+                total.hint = AdjointOf(var)
+            self.shape_pairs.append((total, var))    # an adjoint has its value's shape
         return total
 
     def total_or_zeros(self, var, loc=None):
@@ -248,9 +251,10 @@ class _Reverse:
         self.taken = []             # keys (see ``_branch``) of the If regions being differentiated
         self.branch_defined = {}    # (If, branch) -> ids that region of that If defines
         self.adj_stacks = {}
+        self.shape_pairs = []       # (adjoint, value) pairs: same shape (see passes.same_shape)
 
     def adjoints(self):
-        return _Adjoints(self.b, self.zero_ids)
+        return _Adjoints(self.b, self.zero_ids, self.shape_pairs)
 
     def block(self, ops, adj, params=()):
         """Backward ops of ``ops`` (a function body or region, entered with ``params``)."""
@@ -560,6 +564,14 @@ class _Reverse:
                  regions=[Region([bindex] + slot_params + acc_params, ops,
                                  tuple(slot_next + acc_next))])
         b.ops.append(bwd)
+        # per iteration, a slot is the adjoint of that iteration's carried value;
+        # after the loop, of the value that entered it
+        self.shape_pairs.extend((p, body.result[k]) for k, p in zip(active_k, slot_params)
+                                if isinstance(body.result[k], Var))
+        self.shape_pairs.extend((o, inits[k]) for k, o in zip(active_k, slot_outs)
+                                if isinstance(inits[k], Var))
+        self.shape_pairs.extend(zip(acc_params, outer))
+        self.shape_pairs.extend(zip(acc_outs, outer))
         for k, o in zip(active_k, slot_outs):
             if isinstance(inits[k], Var) and inits[k].id in self.active:
                 adj.add(inits[k], o)
@@ -704,4 +716,5 @@ def reverse(func, wrt, sens=None, name=None, return_value=False):
     result = (func.result, tuple(results)) if return_value else tuple(results)
     out = Func(name or func.name + "_grad", params, R.pre_loop + body + b.ops, result, func.loc)
     out.backward_start = len(out.body) - len(b.ops)
+    out.shape_pairs = R.shape_pairs
     return out

@@ -110,6 +110,11 @@ def _try_outline(key, run, later, read_after, visible, maybe_undefined, loc):
             return None     # a branch inside defines a value read after the run
     if not results:
         return None
+    # latest defined first (the call's value usually comes last, its residuals
+    # before it): two calls of one callee then return the same tuple whatever
+    # their callers read first
+    defined_at = {o.id: i for i, o in enumerate(o for op in run for o in op.outs)}
+    results.sort(key=lambda v: -defined_at[v.id])
     # comments in it name lines relative to the differentiated function's file
     func = Func("%s_%s" % (frame.name, side), list(params), [],
                 results[0] if len(results) == 1 else tuple(results), loc)

@@ -37,12 +37,15 @@ def _block(ops, live):
         inner_live = set(live)
         for r in op.regions:
             inner_live.update(v.id for v in leaves(r.result) if isinstance(v, Var))
-        stateful = False
+        stateful = read_later = False
         for r in op.regions:
             k = _block(r.ops, inner_live)
             r.ops = [o for o, kk in zip(r.ops, k) if kk]
             stateful = stateful or any(o.prim.stateful for o in r.ops)
-        if outs_live or stateful:
+            # a value a branch defines may be read after the op (by the backward
+            # branch taken on the same condition)
+            read_later = read_later or any(o.id in live for o2 in r.ops for o in o2.outs)
+        if outs_live or stateful or read_later:
             keep[i] = True
             live.update(inner_live)
             live.update(v.id for v in op.arg_vars())
@@ -152,9 +155,11 @@ def same_shape(func):
     output in that input's shape class.  Then ``Unbroadcast(d, x)`` and
     ``BroadcastLike(d, x)`` with ``d`` in x's class are ``d`` itself, and
     ``OnesLike(z) * y`` with y in z's class is ``y`` (the default sens of
-    ones, multiplied in by every rule, disappears).  Shapes of loop-carried
-    values and branch results are never assumed, so this only removes work
-    that is provably a no-op.
+    ones, multiplied in by every rule, disappears).  ``func.shape_pairs``,
+    when reverse mode made ``func``, adds that an adjoint has its value's
+    shape (per iteration, for a loop's adjoint slots).  Shapes of loop-carried
+    values and branch results are otherwise never assumed, so this only
+    removes work that is provably a no-op.
     """
     from ..ops.operations import array_ops as A
     from ..ops.operations import math_ops as M
@@ -193,6 +198,11 @@ def same_shape(func):
             if isinstance(op.prim, A.OnesLike):
                 ones.add(out.id)
 
+    # what the function that made ``func`` knows: reverse mode records that each
+    # adjoint has its value's shape
+    for d, v in getattr(func, "shape_pairs", ()):
+        if isinstance(d, Var) and isinstance(v, Var):
+            union(d.id, v.id)
     classify(func.body)
     subst = {}
 

@@ -8,12 +8,12 @@ popped value unread -- ``xs[t]``'s shape in ``tanh(W @ h + xs[t])`` when only
 kept alive per iteration (an ``rt.ShapeOf`` here); ``prune_stack_slots``
 removes it from both ends, and DCE then drops what computed it.
 """
-from .nodes import Var, leaves
+from .nodes import Var, Region, leaves
 
 
 def prune_stack_slots(func):
     """Remove slots whose popped value is not read where it is popped."""
-    from .control import StackPush, StackPop
+    from .control import NewStack, StackPush, StackPop
     pushes, pops = {}, {}
 
     def scan(ops, result):
@@ -26,6 +26,28 @@ def prune_stack_slots(func):
                 scan(r.ops, r.result)
 
     scan(func.body, func.result)
+    # a popped value is the pushed one rebound; before a whole stack goes, no
+    # op after the pop (in program order) but a push may read it
+    order = []
+
+    def walk(ops):
+        for op in ops:
+            order.append(op)
+            for r in op.regions:
+                walk(r.ops)
+                order.append(r)
+
+    walk(func.body)
+    position = {id(x): i for i, x in enumerate(order)}
+
+    def read_after(pop, ids):
+        for x in order[position[id(pop)] + 1:]:
+            if isinstance(x, Region):
+                if any(isinstance(v, Var) and v.id in ids for v in leaves(x.result)):
+                    return True
+            elif not isinstance(x.prim, StackPush) and any(v.id in ids for v in x.arg_vars()):
+                return True
+        return any(isinstance(v, Var) and v.id in ids for v in leaves(func.result))
     for sid, found in pops.items():
         if len(found) != 1 or len(pushes.get(sid, ())) != 1:
             continue
@@ -38,7 +60,16 @@ def prune_stack_slots(func):
             if op is not pop:
                 read.update(v.id for v in op.used_vars())
         keep = [k for k, o in enumerate(pop.outs) if o.id in read]
-        if not keep or len(keep) == len(pop.outs):
+        if len(keep) == len(pop.outs):
+            continue
+        if not keep:
+            if read_after(pop, {o.id for o in pop.outs}):
+                continue
+            # nothing popped is read: the stack goes, push, pop and all
+            push_block.remove(push)
+            block.remove(pop)
+            func.body = [op for op in func.body
+                         if not (isinstance(op.prim, NewStack) and op.outs[0].id == sid)]
             continue
         pop.outs = [pop.outs[k] for k in keep]
         push.args = [push.args[0]] + [push.args[1 + k] for k in keep]
