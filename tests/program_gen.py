@@ -1248,34 +1248,31 @@ def _fd_grads(net, args, params, sens, eps=1e-6):
     """Element-wise central differences of ``<net(*args), sens>``: (inputs, params)."""
     from s2sad import Tensor
     args = list(args)
-    g_in = []
-    for i, a in enumerate(args):
-        base = _raw(a).copy()
+
+    def grad(base, put):
+        """Differences over each element of ``base``; ``put(x)`` makes ``x`` current."""
         g = np.zeros_like(base)
         for k in range(base.size):
             vals = []
             for e in (eps, -eps):
                 x = base.copy()
                 x.reshape(-1)[k] += e
-                args[i] = Tensor(x) if isinstance(a, Tensor) else x
+                put(x)
                 vals.append(_weighted(net(*args), sens))
             g.reshape(-1)[k] = (vals[0] - vals[1]) / (2 * eps)
+        return g
+
+    g_in = []
+    for i, a in enumerate(args):
+        g_in.append(grad(_raw(a).copy(),
+                         lambda x, i=i, a=a: args.__setitem__(
+                             i, Tensor(x) if isinstance(a, Tensor) else x)))
         args[i] = a
-        g_in.append(g)
     g_p = []
     for p in params:
         base = _raw(p).copy()
-        g = np.zeros_like(base)
-        for k in range(base.size):
-            vals = []
-            for e in (eps, -eps):
-                x = base.copy()
-                x.reshape(-1)[k] += e
-                p.set_data(x)
-                vals.append(_weighted(net(*args), sens))
-            g.reshape(-1)[k] = (vals[0] - vals[1]) / (2 * eps)
+        g_p.append(grad(base, p.set_data))
         p.set_data(base)
-        g_p.append(g)
     return g_in, g_p
 
 

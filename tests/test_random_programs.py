@@ -15,10 +15,10 @@ hypothesis example, which keeps the file to about two minutes on two cores.
 ``tools/fuzz.py`` runs as many as you like.
 
 The regression tests at the end are the defects random programs found, each
-minimised by hand.  Those s2sad still fails are marked
-``xfail(strict=True)``: when one is fixed the test reports XPASS and the mark
-(and the matching entry of ``program_gen.KNOWN_BUGS``, which keeps the
-generator from building that construct) should go.
+minimised by hand; all of them are fixed.  A new defect gets its minimised
+program here and, until it is fixed, an entry in ``program_gen.KNOWN_BUGS``
+(which keeps the generator from building that construct) and a strict xfail
+mark that names the entry.
 """
 import importlib.util
 import sys
