@@ -8,8 +8,9 @@ Workloads (``--only`` takes their letters):
 - ``c``: an RNN cell ``h = tanh(W @ h + x_t)``, 100 steps, h[16], float64;
   gradient with respect to W (per-operation overhead);
 - ``d``: derivatives of ``tanh`` of orders 1-5 (compile time, run time,
-  generated lines) and the generated lines of orders 1-3 of the MLP loss of (a)
-  with respect to W1 (each order differentiates the sum of the previous one);
+  generated lines) and the generated lines of orders 1-5 of the MLP loss of (a)
+  with respect to W1 (each order differentiates the sum of the previous one),
+  beside the lines of JAX's jaxprs for the same functions;
 - ``e``: D2L's ``while``/``if`` function on a[1000], summed;
 - ``f``: transformation time of generated straight-line programs of 100, 1,000
   and 10,000 primitive calls, of a ``for`` loop whose body has ~1,000 calls and
@@ -784,7 +785,7 @@ def workload_d(R):
             row["tangent"] = R.absent("tangent")
         res["orders"][str(k)] = row
 
-    # generated lines of orders 1-3 of the MLP loss w.r.t. W1
+    # generated lines of orders 1-5 of the MLP loss w.r.t. W1
     rng = np.random.default_rng(4)
     din, hidden, batch = (32, 16, 8) if R.quick else (784, 256, 64)
     f32 = np.float32
@@ -795,7 +796,7 @@ def workload_d(R):
              rng.integers(0, NCLASSES, batch))
     mlp = {}
     g = mlp_loss
-    for k in (1, 2, 3):
+    for k in MLP_ORDERS:
         g = ops.GradOperation()(g)
         try:
             result, first_s, compile_s, compiles, recompiles, entry = s2sad_call(g, margs)
@@ -821,13 +822,29 @@ def workload_d(R):
         except Exception as e:      # a mismatch, or s2sad failing (recorded above)
             mlp["order2_matches_jax"] = False
             R.mismatches.append("mlp order 2 vs JAX: %s" % e)
+        fm = rebind_numpy(mlp_loss, jnp)
+        res["jaxpr_lines"] = {
+            "tanh": _jaxpr_lines(jax, jnp, jnp.tanh, x[:3], orders),
+            "mlp": _jaxpr_lines(jax, jnp, lambda w: fm(w, *margs[1:]), margs[0], MLP_ORDERS)}
     res["mlp_orders"] = mlp
     R.flush()
     res["gradients_match"] = all(
         t.get("grad_matches", True) for row in res["orders"].values() for t in row.values()) and \
         mlp.get("order2_matches_jax", True) and all(
-            v["finite_and_shaped"] for k, v in mlp.items() if k in ("1", "2", "3"))
+            v["finite_and_shaped"] for k, v in mlp.items() if k.isdigit())
     return res
+
+
+MLP_ORDERS = range(1, 6)
+
+
+def _jaxpr_lines(jax, jnp, f, x, orders):
+    """Equations in JAX's jaxpr of each order (each differentiates the sum of the last)."""
+    out = {}
+    for k in orders:
+        f = _jax_sum_grad(jax, jnp, f)
+        out[str(k)] = len(jax.make_jaxpr(f)(x).eqns)
+    return out
 
 
 def _torch_nth(torch, x, k):
@@ -1173,6 +1190,16 @@ def targets(results):
         if w in results:
             add("(%s) s2sad gradient / NumPy forward <= 3" % w,
                 tool(w, "s2sad").get("grad_over_forward"), lambda v: v <= 3.0, "%.2f")
+    if "d" in results:
+        d = results["d"]
+        lines = [row["s2sad"].get("generated_lines") for row in d["orders"].values()]
+        mlp = [v.get("generated_lines") for k, v in d["mlp_orders"].items() if k.isdigit()]
+        for what, ls in (("tanh", lines), ("MLP loss", mlp)):
+            ok = len(ls) >= 3 and None not in ls
+            n = len(ls)
+            add("(d) %s: generated lines of order %d <= %dx order 1 (linear growth)"
+                % (what, n, n), ls[-1] / ls[0] if ok else None,
+                lambda v, n=n: v <= n, "%.1fx")
     if "programs" in results.get("f", {}):
         f = results["f"]
         r = f.get("compile_ratio_largest_over_middle")
@@ -1331,10 +1358,16 @@ def format_d(res):
            _table(head, rows)]
     out += _status_notes((TOOL_LABELS[name] + " order " + k, e)
                          for k, row in res["orders"].items() for name, e in row.items())
-    mh = ["MLP loss (a) w.r.t. W1, order", "generated lines", "compile ms", "run ms"]
-    mrows = [[k, v.get("generated_lines", ""), _ms(v.get("compile_s")), _ms(v.get("run_s"))]
-             if "status" not in v else [k, _short(v["status"]), "", ""]
-             for k, v in res["mlp_orders"].items() if k in ("1", "2", "3")]
+    jl = res.get("jaxpr_lines", {})
+    if jl:
+        out.append("tanh, JAX jaxpr equations by order: %s" % ", ".join(
+            "%s: %d" % kv for kv in jl["tanh"].items()))
+    mh = ["MLP loss (a) w.r.t. W1, order", "generated lines", "JAX jaxpr equations",
+          "compile ms", "run ms"]
+    mrows = [[k, v.get("generated_lines", ""), jl.get("mlp", {}).get(k, "n/a"),
+              _ms(v.get("compile_s")), _ms(v.get("run_s"))]
+             if "status" not in v else [k, _short(v["status"]), "", "", ""]
+             for k, v in res["mlp_orders"].items() if k.isdigit()]
     out.append(_table(mh, mrows))
     if "order2_matches_jax" in res["mlp_orders"]:
         out.append("MLP order 2 matches JAX: %s" % res["mlp_orders"]["order2_matches_jax"])

@@ -23,6 +23,7 @@ import numpy as np
 from ..errors import CompileError, NoGradientRuleError
 from ..ir.nodes import Var, Const, Op, Func, Region, Frame, leaves, map_structure, tag_frame
 from ..ir.passes import cse, dce, same_shape
+from ..ir.poly import collect_polynomials
 from ..ops.primitive import Primitive
 from ..ops.operations import math_ops as M
 from ..ops.operations import array_ops as A
@@ -910,7 +911,7 @@ class Builder(ControlFlow, Closures, Aliasing):
         fwd = Func("inner", [], body, result, loc)
         grad = reverse(fwd, wrt_in + weights, sens=sens)
         # simplify between orders, so the next derivative differentiates less
-        grad = dce(cse(same_shape(grad)))
+        grad = dce(cse(collect_polynomials(dce(cse(same_shape(grad))))))
         self.ops.extend(grad.body)
         grads = list(grad.result)
         it = iter(grads[:len(wrt_in)])

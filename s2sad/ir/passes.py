@@ -1,5 +1,5 @@
 """IR-to-IR simplifications that never change a result."""
-from .nodes import Var, Const, leaves
+from .nodes import Var, Const, leaves, walk_ops
 
 
 def dce(func):
@@ -150,64 +150,21 @@ def _arg_key(a):
 def same_shape(func):
     """Drop shape adjustments between values proven to have the same shape.
 
-    Elementwise ops (with Python-number or same-shaped operands) and ops that
-    output an input's shape (``ZerosLike``, ``Unbroadcast``...) put their
-    output in that input's shape class.  Then ``Unbroadcast(d, x)`` and
+    With the classes of ``shape_classes``, ``Unbroadcast(d, x)`` and
     ``BroadcastLike(d, x)`` with ``d`` in x's class are ``d`` itself, and
     ``OnesLike(z) * y`` with y in z's class is ``y`` (the default sens of
-    ones, multiplied in by every rule, disappears).  ``func.shape_pairs``,
-    when reverse mode made ``func``, adds that an adjoint has its value's
-    shape (per iteration, for a loop's adjoint slots).  Shapes of loop-carried
-    values and branch results are otherwise never assumed, so this only
-    removes work that is provably a no-op.
+    ones, multiplied in by every rule, disappears).  Shapes of loop-carried
+    values and branch results are never assumed, so this only removes work
+    that is provably a no-op.
     """
     from ..ops.operations import array_ops as A
     from ..ops.operations import math_ops as M
-    parent = {}
-    ones = set()
-
-    def find(i):
-        while parent.get(i, i) != i:
-            parent[i] = parent.get(parent[i], parent[i])
-            i = parent[i]
-        return i
-
-    def union(a, b):
-        ra, rb = find(a), find(b)
-        if ra != rb:
-            parent[ra] = rb
-
-    def scalar(a):
-        return isinstance(a, Const) and type(a.value) in (int, float, bool)
-
-    def classify(ops):
-        for op in ops:
-            for r in op.regions:
-                classify(r.ops)
-            if len(op.outs) != 1 or op.regions:
-                continue
-            out = op.outs[0]
-            k = op.prim.output_shape_of
-            if k is not None and k < len(op.args) and isinstance(op.args[k], Var):
-                union(out.id, op.args[k].id)
-            elif op.prim.elementwise:
-                vs = [a for a in op.args if isinstance(a, Var)]
-                if vs and all(isinstance(a, Var) or scalar(a) for a in op.args) and \
-                        len({find(v.id) for v in vs}) == 1:
-                    union(out.id, vs[0].id)
-            if isinstance(op.prim, A.OnesLike):
-                ones.add(out.id)
-
-    # what the function that made ``func`` knows: reverse mode records that each
-    # adjoint has its value's shape
-    for d, v in getattr(func, "shape_pairs", ()):
-        if isinstance(d, Var) and isinstance(v, Var):
-            union(d.id, v.id)
-    classify(func.body)
+    find = shape_classes(func)
+    ones = {op.outs[0].id for op in walk_ops(func.body) if isinstance(op.prim, A.OnesLike)}
     subst = {}
 
     def same(a, b):
-        return isinstance(a, Var) and isinstance(b, Var) and find(a.id) == find(b.id)
+        return isinstance(a, Var) and isinstance(b, Var) and find(a) == find(b)
 
     def rewrite(ops):
         for op in ops:
@@ -235,3 +192,47 @@ def same_shape(func):
         return subst.get(x.id, x) if isinstance(x, Var) else x
     func.result = sub(func.result)
     return func
+
+
+def shape_classes(func):
+    """``find(var)``: a key equal for Vars proven to have the same shape.
+
+    Elementwise ops (with Python-number or same-shaped operands) and ops that
+    output an input's shape (``ZerosLike``, ``Unbroadcast``...) put their
+    output in that input's class; ``func.shape_pairs``, when reverse mode
+    made ``func``, adds that an adjoint has its value's shape.
+    """
+    parent = {}
+
+    def root(i):
+        while parent.get(i, i) != i:
+            parent[i] = parent.get(parent[i], parent[i])
+            i = parent[i]
+        return i
+
+    def union(a, b):
+        ra, rb = root(a), root(b)
+        if ra != rb:
+            parent[ra] = rb
+
+    for d, v in getattr(func, "shape_pairs", ()):
+        if isinstance(d, Var) and isinstance(v, Var):
+            union(d.id, v.id)
+    for op in walk_ops(func.body):
+        if len(op.outs) != 1 or op.regions:
+            continue
+        out = op.outs[0]
+        k = op.prim.output_shape_of
+        if k is not None and k < len(op.args) and isinstance(op.args[k], Var):
+            union(out.id, op.args[k].id)
+        elif op.prim.elementwise:
+            vs = [a for a in op.args if isinstance(a, Var)]
+            if vs and all(isinstance(a, Var) or is_number(a) for a in op.args) and \
+                    len({root(v.id) for v in vs}) == 1:
+                union(out.id, vs[0].id)
+    return lambda v: root(v.id)
+
+
+def is_number(a):
+    """A Python number constant (broadcasts to any shape, keeps an array's dtype)."""
+    return isinstance(a, Const) and type(a.value) in (int, float, bool)

@@ -1,0 +1,220 @@
+"""Polynomial collection between derivative orders (``s2sad/ir/poly.py``).
+
+Values are checked against closed forms (the derivatives of ``tanh`` are
+polynomials in ``tanh``, those of ``(x - 1)**4`` are known), against central
+finite differences of the previous order, and against the same programs with
+the pass turned off.  The size checks are what the pass is for: the code of
+the n-th derivative of ``tanh`` grows linearly in n.
+"""
+import numpy as np
+import pytest
+
+import s2sad
+import s2sad.frontend.build as build
+from s2sad.ir import Var, Const, Func
+from s2sad.ir.nodes import Op
+from s2sad.ir.poly import collect_polynomials
+from s2sad.ops import GradOperation
+from s2sad.ops.operations import math_ops as M
+
+
+def f_tanh(x):
+    return np.tanh(x)
+
+
+def f_quartic(x):
+    return (x - 1) ** 4
+
+
+def f_sig(x):
+    return 1 / (1 + np.exp(-x))
+
+
+def f_tanh_tanh(x):
+    return np.tanh(np.tanh(x))
+
+
+def f_sin_exp(x):
+    return np.sin(x) * np.exp(-x)
+
+
+def f_x_tanh(x):
+    return x * np.tanh(x)
+
+
+def f_mixed(x, s):
+    return np.tanh(x) * np.tanh(s)       # x[4], s[1]: two shape classes
+
+
+def nested(fn, order):
+    g = fn
+    for _ in range(order):
+        g = GradOperation()(g)
+    return g
+
+
+def tanh_derivative(x, order):
+    """Closed form: d/dx P(t) = P'(t) (1 - t**2), starting from P(t) = t."""
+    p = np.polynomial.Polynomial([0, 1])
+    for _ in range(order):
+        p = p.deriv() * np.polynomial.Polynomial([1, 0, -1])
+    return p(np.tanh(x))
+
+
+def code_lines(source):
+    return sum(1 for line in source.splitlines()
+               if line.strip() and not line.strip().startswith(("#", "del ")))
+
+
+@pytest.fixture
+def without_collection(monkeypatch):
+    monkeypatch.setattr(build, "collect_polynomials", lambda func: func)
+
+
+@pytest.mark.parametrize("order", range(1, 9))
+def test_tanh_derivatives_match_the_closed_form(order):
+    x = np.linspace(-3, 3, 41)
+    np.testing.assert_allclose(nested(f_tanh, order)(x), tanh_derivative(x, order),
+                               rtol=1e-11, atol=1e-11 * 2.0 ** (2 * order))
+
+
+def test_paddle_seed_values_still_hold():
+    x = np.array([1.0])
+    got = [float(nested(f_tanh, k)(x)[0]) for k in (1, 2, 3)]
+    np.testing.assert_allclose(got, [0.41997433, -0.6397, 0.6216267], rtol=1e-4)
+
+
+def test_tanh_code_grows_linearly_with_the_order():
+    x = np.linspace(-1, 1, 5)
+    lines = [code_lines(s2sad.get_source(nested(f_tanh, k), x)) for k in range(1, 11)]
+    steps = np.diff(lines)
+    # each order adds a Horner step (multiply, add) and its adjoint, whatever the order
+    assert max(steps) <= 6, lines
+    assert lines[-1] < 50, lines
+
+
+def test_collection_makes_tanh_code_smaller(without_collection):
+    x = np.linspace(-1, 1, 5)
+    plain = code_lines(s2sad.get_source(nested(f_tanh, 6), x))
+    build.collect_polynomials = collect_polynomials
+    collected = code_lines(s2sad.get_source(nested(f_tanh, 6), x))
+    assert collected * 3 < plain, (collected, plain)
+
+
+@pytest.mark.parametrize("order", range(1, 6))
+def test_differences_of_exact_inputs_are_not_expanded(order):
+    # expanding (x - 1)**2 into x*x - 2*x + 1 would lose every digit near x = 1
+    x = 1 + np.logspace(-12, -2, 11)
+    closed = {1: 4 * (x - 1) ** 3, 2: 12 * (x - 1) ** 2, 3: 24 * (x - 1),
+              4: 24 + 0 * x, 5: 0 * x}[order]
+    np.testing.assert_allclose(nested(f_quartic, order)(x), closed, rtol=1e-13, atol=0)
+
+
+@pytest.mark.parametrize("fn", [f_sig, f_tanh_tanh, f_sin_exp, f_x_tanh])
+@pytest.mark.parametrize("order", [2, 3, 4])
+def test_collected_and_uncollected_programs_agree(fn, order, monkeypatch):
+    x = np.linspace(-2.5, 2.5, 23)
+    got = nested(fn, order)(x)
+    monkeypatch.setattr(build, "collect_polynomials", lambda func: func)
+    plain = nested(fn, order)(x)
+    np.testing.assert_allclose(got, plain, rtol=1e-10, atol=1e-12 * np.abs(plain).max())
+
+
+@pytest.mark.parametrize("fn", [f_sig, f_tanh_tanh, f_sin_exp])
+def test_third_order_matches_finite_differences_of_the_second(fn):
+    x = np.linspace(-2, 2, 9)
+    eps = 1e-5
+    second = nested(fn, 2)
+    fd = (second(x + eps) - second(x - eps)) / (2 * eps)
+    np.testing.assert_allclose(nested(fn, 3)(x), fd, rtol=1e-6, atol=1e-7)
+
+
+def test_values_of_two_shapes_are_not_mixed():
+    x = np.linspace(-1, 1, 4)
+    s = np.array([0.3])
+    g = nested(f_mixed, 2)
+    got = g(x, s)
+    eps = 1e-6
+    first = GradOperation()(f_mixed)
+    fd = (first(x + eps, s) - first(x - eps, s)) / (2 * eps)
+    np.testing.assert_allclose(got, fd, rtol=1e-6, atol=1e-8)
+    assert got.shape == x.shape
+
+
+def test_float32_stays_float32():
+    x = np.linspace(-1, 1, 6).astype(np.float32)
+    out = nested(f_tanh, 4)(x)
+    assert out.dtype == np.float32
+    np.testing.assert_allclose(out, tanh_derivative(x.astype(np.float64), 4), rtol=1e-4,
+                               atol=1e-4)
+
+
+# ------------------------------------------------------------- the pass on IR
+def _func(build_body):
+    x = Var("x")
+    ops, result = build_body(x)
+    return Func("f", [x], ops, result), x
+
+
+def _prims(func):
+    return [type(op.prim).__name__ for op in func.body]
+
+
+def test_horner_form_of_a_tanh_polynomial():
+    # t = tanh(x); u = t*t; v = 1 - u; w = v * v; r = w * t  ->  t - 2t^3 + t^5
+    def body(x):
+        t, u, v, w, r = (Var(n) for n in "tuvwr")
+        return [Op(M.Tanh(), [x], [t]), Op(M.Mul(), [t, t], [u]),
+                Op(M.Sub(), [Const(1), u], [v]), Op(M.Mul(), [v, v], [w]),
+                Op(M.Mul(), [w, t], [r])], r
+    func, x = _func(body)
+    collect_polynomials(func)
+    assert func.body[-1].outs[0] is func.result      # the root keeps its Var
+    assert func.body[0].prim.__class__ is M.Tanh
+    env = {}
+    xv = np.linspace(-2, 2, 7)
+    env[x.id] = xv
+    _run(func, env)
+    t = np.tanh(xv)
+    np.testing.assert_allclose(env[func.result.id], t * (1 - t * t) ** 2, rtol=1e-13)
+
+
+def test_multiplication_by_zero_is_left_alone():
+    # 0 * t is NaN where t is infinite: the product must stay as written
+    def body(x):
+        e, z, r = Var("e"), Var("z"), Var("r")
+        return [Op(M.Exp(), [x], [e]), Op(M.Mul(), [e, Const(0)], [z]),
+                Op(M.Add(), [z, e], [r])], r
+    func, x = _func(body)
+    collect_polynomials(func)
+    env = {x.id: np.array([1000.0, 0.0])}
+    with np.errstate(over="ignore", invalid="ignore"):
+        _run(func, env)
+    r = env[func.result.id]
+    assert np.isnan(r[0]) and r[1] == 1.0
+
+
+def test_cancelling_terms_are_left_alone():
+    # (e + t) - e is NaN where e is infinite, not t
+    def body(x):
+        e, t, a, d = Var("e"), Var("t"), Var("a"), Var("d")
+        return [Op(M.Exp(), [x], [e]), Op(M.Tanh(), [x], [t]), Op(M.Add(), [e, t], [a]),
+                Op(M.Sub(), [a, e], [d])], d
+    func, x = _func(body)
+    collect_polynomials(func)
+    env = {x.id: np.array([1000.0, 0.0])}
+    with np.errstate(over="ignore", invalid="ignore"):
+        _run(func, env)
+    d = env[func.result.id]
+    assert np.isnan(d[0]) and d[1] == 0.0
+
+
+def _run(func, env):
+    """Evaluate a straight-line Func of math ops with NumPy."""
+    fns = {"Tanh": np.tanh, "Exp": np.exp, "Mul": np.multiply, "Add": np.add,
+           "Sub": np.subtract, "Neg": np.negative, "Copy": lambda a: a}
+
+    def val(a):
+        return env[a.id] if isinstance(a, Var) else a.value
+    for op in func.body:
+        env[op.outs[0].id] = fns[type(op.prim).__name__](*[val(a) for a in op.args])
