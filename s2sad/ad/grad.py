@@ -359,6 +359,8 @@ class GradCache:
     def __init__(self):
         self._entries = {}
         self._lock = threading.RLock()
+        # bumped by ``clear``: callers that keep an entry check it is still cached
+        self.generation = 0
 
     def get(self, key, root):
         for entry in self._entries.get(key, ()):
@@ -374,6 +376,7 @@ class GradCache:
 
     def clear(self):
         self._entries.clear()
+        self.generation += 1
 
     def __len__(self):
         return sum(len(v) for v in self._entries.values())

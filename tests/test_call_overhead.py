@@ -1,0 +1,202 @@
+"""The prepared call path of a gradient function of plain arrays.
+
+After a first call through the general path, ``GradOperation()(fn)`` keeps
+the compiled entry and calls it directly while the arguments stay exact
+NumPy arrays.  Its results must equal the general path's, every other kind
+of call must still take the general path, and clearing the cache or
+changing the flags must not leave a stale entry in use.  Gradients are
+checked against central finite differences.
+"""
+import numpy as np
+import pytest
+
+import s2sad
+from s2sad import ops, Tensor, Parameter
+from s2sad.ad import grad as G
+
+from gradcheck import numeric_grad
+
+
+def d2l(a):
+    b = a * 2
+    while np.linalg.norm(b) < 1000:
+        b = b * 2
+    if b.sum() > 0:
+        c = b
+    else:
+        c = 100 * b
+    return np.sum(c)
+
+
+def two(x, y):
+    return np.sum(np.sin(x) * y + x * x)
+
+
+def vector(x):
+    return np.sin(x) * 2.0
+
+
+def scaled(x, k=3.0):
+    return np.sum(x * k)
+
+
+RNG = np.random.default_rng(11)
+A = RNG.standard_normal(20)
+B = RNG.standard_normal(20)
+
+
+def _fd(fn, args, i):
+    return numeric_grad(fn, args, i)
+
+
+def _general(make, args):
+    """The result of a first call, which always takes the general path."""
+    g = make()
+    out = g(*args)
+    return g, out
+
+
+def test_fast_path_equals_general_path_and_finite_differences():
+    g, first = _general(lambda: ops.GradOperation()(d2l), (A,))
+    assert g._fast is not None
+    second = g(A)
+    np.testing.assert_array_equal(second, first)
+    np.testing.assert_allclose(second, _fd(d2l, (A,), 0), rtol=1e-6, atol=1e-6)
+    assert g.last is g.compiled(A)
+
+
+def test_get_all_two_arrays():
+    g, first = _general(lambda: ops.GradOperation(get_all=True)(two), (A, B))
+    second = g(A, B)
+    assert isinstance(second, tuple) and len(second) == 2
+    for i in range(2):
+        np.testing.assert_array_equal(second[i], first[i])
+        np.testing.assert_allclose(second[i], _fd(two, (A, B), i), rtol=1e-6, atol=1e-6)
+
+
+def test_sens_param():
+    sens = RNG.standard_normal(20)
+    g, first = _general(lambda: ops.GradOperation(sens_param=True)(vector), (A, sens))
+    second = g(A, sens)
+    np.testing.assert_array_equal(second, first)
+    np.testing.assert_allclose(second, 2.0 * np.cos(A) * sens, rtol=1e-12)
+    other = RNG.standard_normal(20)
+    np.testing.assert_allclose(g(A, other), 2.0 * np.cos(A) * other, rtol=1e-12)
+
+
+def test_sens_param_with_only_a_sens_returns_empty():
+    def const(*xs):
+        return np.ones(3)
+    g = ops.GradOperation(sens_param=True)(const)
+    assert g(np.ones(3)) == ()
+    assert g(np.ones(3)) == ()
+
+
+def test_other_argument_kinds_take_the_general_path():
+    g = ops.GradOperation()(two)
+    g(A, B)
+    assert g._fast is not None
+    # a Tensor, a Python scalar, a float32 array, a tuple: each still right
+    t = g(Tensor(A), B)
+    assert isinstance(t, Tensor)
+    np.testing.assert_allclose(t.asnumpy(), _fd(two, (A, B), 0), rtol=1e-6, atol=1e-6)
+    x32 = A.astype(np.float32)
+    g32 = g(x32, B)
+    assert g32.dtype == np.float32
+    s = g(A, 2.0)
+    np.testing.assert_allclose(s, np.cos(A) * 2.0 + 2 * A, rtol=1e-12)
+    np.testing.assert_array_equal(g(A, B), ops.GradOperation()(two)(A, B))
+
+    def pair(xy):
+        x, y = xy
+        return np.sum(x * y)
+    gp = ops.GradOperation()(pair)
+    for _ in range(2):
+        dx, dy = gp((A, B))
+        np.testing.assert_allclose(dx, B)
+        np.testing.assert_allclose(dy, A)
+
+
+def test_keyword_default_and_changed_arity():
+    g = ops.GradOperation()(scaled)
+    for _ in range(2):
+        np.testing.assert_allclose(g(A), np.full_like(A, 3.0))
+    with pytest.raises(TypeError):
+        g(A, 2.0, 1.0)
+
+
+def test_cache_clear_is_seen():
+    g = ops.GradOperation()(d2l)
+    g(A)
+    before = g.last
+    G.cache.clear()
+    out = g(A)
+    assert g.last is not before            # compiled again, as the general path would
+    np.testing.assert_allclose(out, _fd(d2l, (A,), 0), rtol=1e-6, atol=1e-6)
+
+
+def test_changed_flags_are_seen():
+    op = ops.GradOperation()
+    g = op(two)
+    g(A, B)
+    op.get_all = True
+    out = g(A, B)
+    assert isinstance(out, tuple) and len(out) == 2
+    np.testing.assert_allclose(out[1], _fd(two, (A, B), 1), rtol=1e-6, atol=1e-6)
+
+
+def test_not_prepared_for_cells_or_weights():
+    class Net(s2sad.nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.w = Parameter(np.array([1.5, -0.5]), name="w")
+
+        def construct(self, x):
+            return np.sum(self.w * x * x)
+
+    net = Net()
+    g = ops.GradOperation()(net)
+    x = np.array([0.3, 0.7])
+    for _ in range(2):
+        np.testing.assert_allclose(g(x), 2 * net.w.asnumpy() * x)
+    assert g._fast is None
+    gw = ops.GradOperation(get_by_list=True)(net, net.trainable_params())
+    for _ in range(2):
+        (dw,) = gw(x)
+        np.testing.assert_allclose(dw.asnumpy(), x * x)
+    assert gw._fast is None
+
+
+def _sum_sin(x):
+    return np.sum(np.sin(x))
+
+
+_INNER = ops.GradOperation()(_sum_sin)
+
+
+def _sum_inner(x):
+    return np.sum(_INNER(x))
+
+
+def test_gradient_of_a_gradient():
+    inner, outer = _INNER, ops.GradOperation()(_sum_inner)
+    for _ in range(2):
+        np.testing.assert_allclose(outer(A), -np.sin(A), rtol=1e-12)
+        np.testing.assert_allclose(inner(A), np.cos(A), rtol=1e-12)
+
+
+def test_s2sad_grad_positions_unaffected():
+    g = s2sad.grad(two, grad_position=(0, 1))
+    for _ in range(2):
+        dx, dy = g(A, B)
+        np.testing.assert_allclose(dx, _fd(two, (A, B), 0), rtol=1e-6, atol=1e-6)
+        np.testing.assert_allclose(dy, np.sin(A), rtol=1e-12)
+
+
+def test_array_subclass_takes_the_general_path():
+    class Sub(np.ndarray):
+        pass
+    g = ops.GradOperation()(d2l)
+    g(A)
+    out = g(A.view(Sub))
+    np.testing.assert_allclose(np.asarray(out), g(A))
