@@ -8,13 +8,27 @@ import re
 
 import numpy as np
 
-from ..ir.liveness import releases
+from ..ir.liveness import peak_in_place, releases, schedule
 from ..ir.nodes import Var, Const, leaves, use_counts
 from ..ops.operations import array_ops as A
+from ..ops.operations import math_ops as M
 from .namer import Namer
 from .runtime import UNDEFINED
 
 _LITERAL_TYPES = (bool, int, float, str, type(None))
+
+
+# elementwise primitives whose expression is this NumPy ufunc, and keeps a
+# float or complex operand's dtype: they can write into an operand (``out=``)
+_UFUNCS = {M.Add: "add", M.Sub: "subtract", M.Mul: "multiply", M.RealDiv: "true_divide",
+           M.Neg: "negative", M.Sin: "sin", M.Cos: "cos", M.Tan: "tan", M.Exp: "exp",
+           M.Expm1: "expm1", M.Log: "log", M.Log1p: "log1p", M.Tanh: "tanh",
+           M.Sinh: "sinh", M.Cosh: "cosh", M.Sqrt: "sqrt", M.Square: "square",
+           M.Atan: "arctan"}
+
+
+def _writes_in_place(op):
+    return type(op.prim) in _UFUNCS and not op.regions and len(op.outs) == 1
 
 
 class Constants:
@@ -122,6 +136,8 @@ class CodeGen:
             lines.extend("# " + h for h in header.splitlines())
         lines.append("def %s(%s):" % (func.name, ", ".join(params)))
         self.last_loc = None
+        if self.release:
+            schedule(func, _writes_in_place)
         backward = getattr(func, "backward_start", None)
         ends = []
         for i, op in enumerate(func.body):
@@ -139,13 +155,37 @@ class CodeGen:
         """Insert ``del a, b`` after the top-level statement that last reads them."""
         stacks = [self.namer.names.get(op.outs[0].id) for op in func.body
                   if type(op.prim).__name__ == "NewStack"]
-        dead = releases(func, lambda v: self.namer.names.get(v.id), keep=params + stacks)
+        name_of = lambda v: self.namer.names.get(v.id)     # noqa: E731
+        dead = releases(func, name_of, keep=params + stacks)
+        for i in peak_in_place(func, name_of, dead, _writes_in_place):
+            self._in_place(func.body[i], dead[i], lines, ends[i] - 1)
         out, done = [], 0
         for i in sorted(dead):
             out.extend(lines[done:ends[i]])
             out.append("    del %s" % ", ".join(dead[i]))
             done = ends[i]
         lines[:] = out + lines[done:]
+
+    def _in_place(self, op, dying, lines, at):
+        """Rewrite ``lines[at]`` (``op``) to write into an operand that dies there, if free.
+
+        ``rt.spare`` decides at run time; otherwise the op's own expression runs.
+        """
+        names = [self.render(a) for a in op.args]
+        buf = next((n for a, n in zip(op.args, names) if isinstance(a, Var) and n in dying),
+                   None)
+        if buf is None:
+            return
+        out = self.namer.names.get(op.outs[0].id)
+        text = lines[at]
+        indent = text[:len(text) - len(text.lstrip())]
+        expected = "%s%s = %s" % (indent, out, self.expr(op))
+        if not text.startswith(expected):
+            return
+        others = [n for n in names if n != buf]
+        call = "xp.%s(%s, out=%s)" % (_UFUNCS[type(op.prim)], ", ".join(names), buf)
+        lines[at] = "%s%s = %s if rt.spare(%s) else %s%s" % (
+            indent, out, call, ", ".join([buf] + others), self.expr(op), text[len(expected):])
 
     def module(self, func, naming, header=None, explain=False):
         """Source of ``func`` after the functions outlined from it (see ``outline``).

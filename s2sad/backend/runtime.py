@@ -5,6 +5,8 @@ never through hard-coded ``np.`` calls, so another array library can be put in
 their place without touching the AD.  Each helper is one primitive's body when
 NumPy has no single call for it.
 """
+from sys import getrefcount
+
 import numpy as np
 
 xp = np
@@ -157,6 +159,49 @@ def accumulate_at(acc, index, d):
     else:
         np.add.at(acc, index, d)
     return acc
+
+
+def spare(buf, *others):
+    """Whether an elementwise op on ``buf`` and ``others`` may write its result into ``buf``.
+
+    Generated code asks this for an operand whose name dies at the op, so a
+    large temporary is reused instead of a new one allocated next to it.
+    Yes only when nothing else can see the write and the result is exactly
+    what the op would return: ``buf`` is a float or complex array of at
+    least one dimension that owns its data and is held by the caller's one
+    name alone (not a user's array, a view, an alias or a pushed value), and
+    every other operand has its dtype and shape or is a Python number.
+    """
+    if type(buf) is not np.ndarray or not buf.ndim or buf.base is not None \
+            or getrefcount(buf) != _UNIQUE or buf.dtype.kind not in "fc" \
+            or not buf.flags.writeable:
+        return False
+    for o in others:
+        t = type(o)
+        if t is np.ndarray:
+            if o.shape != buf.shape or o.dtype != buf.dtype:
+                return False
+        elif t is not float and t is not int:
+            if not isinstance(o, np.generic) or o.dtype != buf.dtype:
+                return False
+    return True
+
+
+def _references_when_unique():
+    """``getrefcount(buf)`` inside ``spare`` when one local name holds ``buf``.
+
+    Measured by a call written like the generated one rather than assumed,
+    since what the count includes depends on the interpreter.
+    """
+    import types
+    probe = types.SimpleNamespace(spare=lambda buf, *others: getrefcount(buf))
+    namespace = {"rt": probe, "xp": np}
+    exec(compile("def f(n):\n    a = xp.ones(n)\n    b = rt.spare(a, 2.0)\n"
+                 "    return b\n", "<s2sad probe>", "exec"), namespace)
+    return namespace["f"](3)
+
+
+_UNIQUE = _references_when_unique()
 
 
 # each primitive family keeps its own helpers; generated code sees them all as rt.<name>

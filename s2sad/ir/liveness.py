@@ -98,3 +98,148 @@ def releases(func, name_of, keep=()):
         if i < final and name not in keep and name in large and name in bound:
             out.setdefault(i, []).append(name)
     return out
+
+
+# ------------------------------------------------------------------ schedule
+def peak_in_place(func, name_of, dead, in_place):
+    """The statements that should write their result into an operand dying there.
+
+    ``dead`` is ``releases``'s answer.  Large values are counted as one each
+    (by name, from their top-level definition to their release); writing in
+    place saves one at an op that ``in_place(op)`` allows and that releases
+    an operand.  Only the ops where the count would otherwise exceed the
+    lowest peak reachable are chosen: elsewhere the plain expression is as
+    good and easier to read.
+    """
+    small = small_values(func)
+    live, counts = set(), []
+    for i, op in enumerate(func.body):
+        gone = set(dead.get(i, ()))
+        new = {name_of(o) for o in op.outs if o.id not in small} - live - {None}
+        can = in_place(op) and any(name_of(v) in gone for v in op.arg_vars())
+        counts.append((len(live) + len(new), can))
+        live = (live | new) - gone
+    lowest = max((n - can for n, can in counts), default=0)
+    return [i for i, (n, can) in enumerate(counts) if can and n > lowest]
+
+
+def schedule(func, in_place=lambda op: False):
+    """Reorder runs of top-level elementwise ops so fewer large values are alive at once.
+
+    The backward sweep is written in the order AD made it, which can keep
+    several large temporaries alive that another order of the same ops
+    would already have consumed.  Within each run of pure elementwise ops
+    (never across a control-flow op, a call or anything else, nor across
+    the start of the backward sweep), ops are picked greedily: the ready op
+    that frees the most large values per value it makes, ties in the
+    original order.  The new order is kept only when it lowers the modelled
+    peak of the run (every large value counted as one; ``in_place(op)``:
+    the op may write its result into an operand it reads for the last
+    time).  Results are unchanged: the same ops compute the same values.
+    """
+    body = func.body
+    small = small_values(func)
+    reads = top_level_reads(func)
+    cuts = {0, len(body)}
+    start = getattr(func, "backward_start", None)
+    if start is not None:
+        cuts.add(min(max(start, 0), len(body)))
+    for i, op in enumerate(body):
+        if not _movable(op):
+            cuts.update((i, i + 1))
+    # values read after index i (or kept to the end): last[vid] >= i
+    last = {}
+    for i, vs in enumerate(reads):
+        for v in vs:
+            last[v.id] = i
+    end = len(body)
+    for v in func.params + [v for v in leaves(func.result) if isinstance(v, Var)]:
+        last[v.id] = end
+    bounds = sorted(cuts)
+    # long runs are taken in windows: the greedy pick is quadratic in its run
+    windows = [(k, min(k + _WINDOW, hi)) for lo, hi in zip(bounds, bounds[1:])
+               for k in range(lo, hi, _WINDOW)]
+    for lo, hi in windows:
+        if hi - lo > 2:
+            later = _ReadFrom(last, hi)
+            order = _greedy(body, reads, lo, hi, small, later, in_place)
+            if order is not None:
+                body[lo:hi] = [body[k] for k in order]
+    return func
+
+
+_WINDOW = 32
+
+
+class _ReadFrom:
+    """The values read at or after index ``start`` (``vid in``), without listing them."""
+
+    __slots__ = ("last", "start")
+
+    def __init__(self, last, start):
+        self.last, self.start = last, start
+
+    def __contains__(self, vid):
+        return self.last.get(vid, -1) >= self.start
+
+
+def _movable(op):
+    return not op.regions and not op.prim.stateful and op.prim.elementwise \
+        and len(op.outs) == 1
+
+
+def _greedy(body, reads, lo, hi, small, later, in_place):
+    """The better order of ``body[lo:hi]`` (indices), or ``None`` to keep it."""
+    idx = range(lo, hi)
+    made = {body[k].outs[0].id: k for k in idx}
+    read = {k: {v.id for v in reads[k]} for k in idx}
+    # the large values each op may be the last to read
+    mortal = {k: [vid for vid in read[k] if vid not in small and vid not in later]
+              for k in idx}
+    grow = {k: 0 if body[k].outs[0].id in small else 1 for k in idx}
+    waiting = {k: sum(1 for vid in read[k] if vid in made) for k in idx}
+    users, left = {}, {}
+    for k in idx:
+        for vid in read[k]:
+            left[vid] = left.get(vid, 0) + 1
+            if vid in made:
+                users.setdefault(vid, []).append(k)
+    readers = dict(left)
+    ready = [k for k in idx if not waiting[k]]
+    order = []
+    while ready:
+        best = min(ready, key=lambda k: (grow[k] - sum(1 for vid in mortal[k]
+                                                       if left[vid] == 1), k))
+        ready.remove(best)
+        order.append(best)
+        for vid in read[best]:
+            left[vid] -= 1
+        for k in users.get(body[best].outs[0].id, ()):
+            waiting[k] -= 1
+            if not waiting[k]:
+                ready.append(k)
+    if order == list(idx):
+        return None
+    model = (body, reads, small, later, in_place)
+    return order if _peak(list(idx), readers, *model) > _peak(order, readers, *model) \
+        else None
+
+
+def _peak(order, readers, body, reads, small, later, in_place):
+    """Most large values alive at once while ``order`` runs (those it reads or makes)."""
+    left = dict(readers)
+    outs = {body[k].outs[0].id for k in order}
+    live = {v.id for k in order for v in reads[k] if v.id not in small and v.id not in outs}
+    peak = len(live)
+    for k in order:
+        freed = {vid for vid in {v.id for v in reads[k]}
+                 if left[vid] == 1 and vid not in small and vid not in later}
+        out = body[k].outs[0].id
+        grow = 0 if out in small or (freed and in_place(body[k])) else 1
+        peak = max(peak, len(live) + grow)
+        for vid in {v.id for v in reads[k]}:
+            left[vid] -= 1
+        live -= freed
+        if out not in small:
+            live.add(out)
+    return peak
