@@ -230,7 +230,10 @@ class Builder(ControlFlow, Closures, Aliasing):
             self.loc_override = loc
         elif saved is not None and self.origin is None and not _is_library(fn):
             self.loc_override = None    # user code reached through a library helper
-        frame = None if _is_library(fn) or self.origin is not None or self.depth == 0 or \
+        # a frame for each call a user function makes: not for the differentiated
+        # function itself, even when a library wrapper (s2sad.grad's) calls it
+        user_caller = any(not _is_library(s.fn) for s, _ in self.frames)
+        frame = None if _is_library(fn) or self.origin is not None or not user_caller or \
             not outline else self.enter_frame(_frame_name(fn, self_value), loc, env)
         target, start = self.ops, len(self.ops)
         self.depth += 1

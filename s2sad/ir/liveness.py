@@ -118,7 +118,8 @@ def peak_in_place(func, name_of, dead, in_place):
         new = {name_of(o) for o in op.outs if o.id not in small} - live - {None}
         can = in_place(op) and any(name_of(v) in gone for v in op.arg_vars())
         counts.append((len(live) + len(new), can))
-        live = (live | new) - gone
+        live |= new
+        live -= gone
     lowest = max((n - can for n, can in counts), default=0)
     return [i for i, (n, can) in enumerate(counts) if can and n > lowest]
 
