@@ -4,15 +4,17 @@ from .ir import format_func
 
 def _compiled(grad_fn, args):
     from .ops.composite import GradFunction
-    if not isinstance(grad_fn, GradFunction):
-        raise TypeError("expected a gradient function made by GradOperation, got %s"
-                        % type(grad_fn).__name__)
+    hook = getattr(grad_fn, "__s2sad_compiled__", None)     # s2sad.grad, value_and_grad
+    if hook is None and not isinstance(grad_fn, GradFunction):
+        raise TypeError("expected a gradient function made by GradOperation, s2sad.grad or "
+                        "s2sad.value_and_grad, got %s" % type(grad_fn).__name__)
     if args:
-        return grad_fn.compiled(*args)
-    if grad_fn.last is None:
+        return hook(*args) if hook is not None else grad_fn.compiled(*args)
+    last = hook() if hook is not None else grad_fn.last
+    if last is None:
         raise ValueError("this gradient function has not been called yet: call it once, or "
                          "pass example arguments: get_source(grad_fn, x, y)")
-    return grad_fn.last
+    return last
 
 
 def get_source(grad_fn, *args):

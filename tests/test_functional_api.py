@@ -687,3 +687,42 @@ def test_gradoperation_of_a_gradient_function():
     x = np.array([0.3, 0.9])
     second = GradOperation()(GradOperation()(sin_fn))(x)
     np.testing.assert_allclose(second, -np.sin(x), rtol=1e-12)
+
+
+# ------------------------------------------------- the code s2sad.grad generates
+def affine_loss(W, b, x):
+    return np.sum(np.tanh(x @ W + b))
+
+
+class Affine(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.w = Parameter(Tensor(np.full((2, 3), 0.5)), name="w")
+
+    def construct(self, x, shift):
+        return ops.tanh(ops.matmul(x, self.w) + shift).sum()
+
+
+def test_generated_code_is_named_after_the_users_function():
+    rng = np.random.default_rng(0)
+    W, b, x = rng.standard_normal((2, 3)), rng.standard_normal(3), rng.standard_normal((4, 2))
+    g = s2sad.grad(affine_loss, grad_position=(0, 2))
+    dW, dx = g(W, b, x)
+    d = 1 - np.tanh(x @ W + b) ** 2                     # closed form
+    np.testing.assert_allclose(dW, x.T @ d, rtol=1e-12)
+    np.testing.assert_allclose(dx, d @ W.T, rtol=1e-12)
+    source = s2sad.get_source(g, W, b, x)
+    # selected inputs first, then the rest, each with its parameter's name
+    assert "def affine_loss_grad(W, x, b):" in source
+    assert "gradient of affine_loss (" in source and "sel_0" not in source
+
+    net = Affine()
+    xs, shift = Tensor(rng.standard_normal((4, 2))), Tensor(rng.standard_normal(3))
+    gc = s2sad.grad(net, grad_position=1, weights=net.w)
+    dshift, dw = gc(xs, shift)
+    d = 1 - np.tanh(arr(xs) @ arr(net.w) + arr(shift)) ** 2
+    np.testing.assert_allclose(arr(dshift), d.sum(0), rtol=1e-12)
+    np.testing.assert_allclose(arr(dw), arr(xs).T @ d, rtol=1e-12)
+    source = s2sad.get_source(gc, xs, shift)
+    assert "def Affine_construct_grad(shift, x, self_w):" in source
+    assert "gradient of Affine.construct (" in source

@@ -239,23 +239,55 @@ def _make_packed(fn, has_aux):
     if has_aux:
         def packed_aux(sel, rest, layout):
             return _aux_head(fn(*_merge(sel, rest, layout)))
-        return packed_aux
+        return _named_like(packed_aux, fn, 0)
 
     def packed(sel, rest, layout):
         return fn(*_merge(sel, rest, layout))
-    return packed
+    return _named_like(packed, fn, 0)
 
 
 def _make_packed_method(func, has_aux):
     if has_aux:
         def packed_method_aux(self, sel, rest, layout):
             return _aux_head(func(self, *_merge(sel, rest, layout)))
-        return packed_method_aux
+        return _named_like(packed_method_aux, func, 1)
 
     def packed_method(self, sel, rest, layout):
         return func(self, *_merge(sel, rest, layout))
-    return packed_method
+    return _named_like(packed_method, func, 1)
 
+
+def _named_like(packed, fn, skip):
+    """Name a packed function's inputs in generated code after ``fn``'s parameters.
+
+    ``fn=None``: the Cell's ``construct`` (read from the Cell being compiled).
+    """
+    def hints(root, args, default):
+        target = fn if fn is not None else type(root).construct
+        first = skip if fn is not None else 1
+        try:
+            params = list(inspect.signature(target).parameters.values())[first:]
+        except (TypeError, ValueError):
+            return default
+        names = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        sel, rest, layout = args
+        if not isinstance(layout, tuple) or len(layout) != len(sel) + len(rest):
+            return default
+        picked = {True: [None] * len(sel), False: [None] * len(rest)}
+        for i, (from_sel, j) in enumerate(layout):
+            picked[from_sel][j] = names[i] if i < len(names) else "arg%d" % i
+        return [tuple(picked[True]), tuple(picked[False])] + list(default[2:])
+    packed.__s2sad_arg_hints__ = hints
+    # the generated function, its header and locations are the user's function's
+    def named_after(root):
+        target = fn if fn is not None else type(root).construct
+        return target if inspect.isfunction(target) else packed
+    packed.__s2sad_named_after__ = named_after
+    return packed
+
+
+_named_like(_cell_packed, None, 1)
+_named_like(_cell_packed_aux, None, 1)
 
 def _head(fn):
     """``fn`` reduced to its first output (for ``has_aux``)."""
@@ -407,7 +439,7 @@ def _make_grad(fn, positions, single, weights, has_aux, with_value):
             rest, layout = _arrangement(positions, len(args))
             grads = gf(_take(args, positions), _take(args, rest), layout)
             return value, _select(grads, mode, single)
-        return value_and_grad_fn
+        return _inspectable(value_and_grad_fn, gf, positions)
 
     if has_aux:
         def grad_aux_fn(*args):
@@ -415,13 +447,24 @@ def _make_grad(fn, positions, single, weights, has_aux, with_value):
             rest, layout = _arrangement(positions, len(args))
             grads = gf(_take(args, positions), _take(args, rest), layout)
             return _select(grads, mode, single), aux
-        return grad_aux_fn
+        return _inspectable(grad_aux_fn, gf, positions)
 
     def grad_fn(*args):
         rest, layout = _arrangement(positions, len(args))
         grads = gf(_take(args, positions), _take(args, rest), layout)
         return _select(grads, mode, single)
-    return grad_fn
+    return _inspectable(grad_fn, gf, positions)
+
+
+def _inspectable(wrapper, gf, positions):
+    """Let ``s2sad.get_source``/``get_ir`` read what ``wrapper``'s calls run."""
+    def compiled(*args):
+        if not args:
+            return gf.last
+        rest, layout = _arrangement(positions, len(args))
+        return gf.compiled(_take(args, positions), _take(args, rest), layout)
+    wrapper.__s2sad_compiled__ = compiled
+    return wrapper
 
 
 # --------------------------------------------------------------------- vjp

@@ -124,7 +124,8 @@ def abstract_args(values, specs, hints):
             flat.append(var)
             return var
         if kind in ("tuple", "list"):
-            return tuple(build(v, s, "%s_%d" % (hint, i))
+            # a tuple of hints names each element; a string is numbered
+            return tuple(build(v, s, hint[i] if isinstance(hint, tuple) else "%s_%d" % (hint, i))
                          for i, (v, s) in enumerate(zip(value, spec[1:])))
         return Const(value)
 
@@ -193,6 +194,9 @@ def trace(fn, root, args, specs, weights=(), weight_paths=()):
     is_method = root is not None
     names = _param_names(fn, is_method)
     hints = [names[i] if i < len(names) else "arg%d" % i for i in range(len(args))]
+    arg_hints = getattr(fn, "__s2sad_arg_hints__", None)
+    if arg_hints is not None:   # a wrapper naming its inputs after the user's function
+        hints = arg_hints(root, args, hints)
     abstract, flat_inputs = abstract_args(args, specs, hints)
     builder = Builder(root)
     weight_vars = []
@@ -212,9 +216,11 @@ def trace(fn, root, args, specs, weights=(), weight_paths=()):
             result = builder.call_function(fn, abstract, loc=None, self_value=self_value)
     finally:
         sys.setrecursionlimit(limit)
-    info = get_source_info(fn)
+    after = getattr(fn, "__s2sad_named_after__", None)
+    named = after(root) if after is not None else fn     # a wrapper names the user's function
+    info = get_source_info(named)
     # closures sharing one code object (gradients of gradients) have names of their own
-    display = getattr(fn, "__qualname__", None) or info.qualname
+    display = getattr(named, "__qualname__", None) or info.qualname
     qualname = display.replace(".", "_").replace("<", "").replace(">", "")
     params = flat_inputs + [e[0] for e in builder.inputs.entries]
     forward = verify(Func(qualname, params, builder.ops, result, info.loc(info.tree)))
