@@ -6,8 +6,9 @@ previous one, so the code reverse mode leaves for the n-th derivative of
 its value is a polynomial of degree n + 1 in ``t = tanh(x)``.
 ``collect_polynomials`` finds the values computed from a few *atoms* (values
 made by any other op) by ``+``, ``-``, ``*``, negation, ``square``, small
-integer powers, ``ones_like`` and ``zeros_like``, expands each into a
-polynomial over its atoms, and writes it back in Horner form when the block
+integer powers, ``ones_like`` and ``zeros_like``, and division (``a / b`` is
+``a * (1 / b)``, with ``1 / b`` an atom shared by every quotient by ``b``),
+expands each into a polynomial over its atoms, and writes it back in Horner form when the block
 gets smaller.  The next order then differentiates a program of linear size.
 
 What it keeps:
@@ -106,8 +107,15 @@ class _Block:
         self.atoms, self.index, self.exact = [], {}, set()
         self.rounded = {op.outs[0].id for op in ops if len(op.outs) == 1 and
                         type(op.prim).__name__ in ROUNDED and op.prim.elementwise}
+        # b.id -> the Var holding 1 / b, where the block computes it
+        self.reciprocals = {}
+        for k, op in enumerate(ops):
+            b = _reciprocal_of(op)
+            if b is not None:
+                self.reciprocals.setdefault(b.id, (k, op.outs[0]))
+        self.pending = {}       # atom index -> b, for a 1 / b no op computes yet
         polys = {}
-        for op in ops:
+        for self.position, op in enumerate(ops):
             p = self._poly(op, polys)
             if p is not None and _fits(p):
                 polys[op.outs[0].id] = p
@@ -121,7 +129,7 @@ class _Block:
             root = op.outs[0].id if len(op.outs) == 1 else None
             p = polys.get(root)
             if root in hard and p is not None and any(m for m in p.terms):
-                out.extend(_Emitter(self.atoms, op).root(p))
+                out.extend(_Emitter(self.atoms, op, self.pending).root(p))
             else:
                 out.append(op)
         return out if _live_count(out, result) < _live_count(ops, result) else ops
@@ -133,6 +141,18 @@ class _Block:
             if v.id not in self.rounded:
                 self.exact.add(self.index[v.id])
         return _Poly({((self.index[v.id], 1),): 1}, self.find(v))
+
+    def _reciprocal(self, b):
+        """The atom ``1 / b`` (written by the first root that reads it, if no op has it)."""
+        k, have = self.reciprocals.get(b.id, (None, None))
+        if have is not None and k < self.position:     # computed before this op
+            return self._atom(have)
+        key = ("1/", b.id)
+        if key not in self.index:
+            self.index[key] = len(self.atoms)
+            self.atoms.append(None)
+            self.pending[self.index[key]] = b
+        return _Poly({((self.index[key], 1),): 1}, self.find(b))
 
     def _operand(self, a, polys):
         if isinstance(a, Var):
@@ -150,6 +170,17 @@ class _Block:
         p = type(op.prim)
         if p in (A.OnesLike, A.ZerosLike) and isinstance(op.args[0], Var):
             return _Poly({(): 1} if p is A.OnesLike else {}, self.find(op.args[0]))
+        if p is M.RealDiv and _reciprocal_of(op) is None:
+            # a / b is a * (1 / b), 1 / b a rounded atom: quotients by one b share it
+            a, b = op.args
+            num = self._operand(a, polys)
+            if num is None or not num.terms:
+                return None
+            if isinstance(b, Var):
+                return _mul(num, self._reciprocal(b))
+            if is_number(b) and type(b.value) is not bool and b.value != 0:
+                return _Poly({m: c / b.value for m, c in num.terms.items()}, num.cls)
+            return None
         if p not in (M.Add, M.Sub, M.Mul, M.Neg, M.Square, M.Pow):
             return None
         if p is M.Pow:
@@ -185,8 +216,15 @@ class _Block:
 class _Emitter:
     """Ops computing a polynomial by multivariate Horner, at ``site``'s place."""
 
-    def __init__(self, atoms, site):
+    def __init__(self, atoms, site, pending):
         self.atoms, self.site, self.ops, self.powers = atoms, site, [], {}
+        self.pending = pending
+
+    def atom(self, a):
+        """The Var of atom ``a``; a pending ``1 / b`` is written here, once for the block."""
+        if self.atoms[a] is None:
+            self.atoms[a] = self.op("RealDiv", [Const(1), self.pending.pop(a)])
+        return self.atoms[a]
 
     def root(self, p):
         """The ops; the last one defines the site's own output."""
@@ -267,13 +305,13 @@ class _Emitter:
         if key in self.powers:
             return self.powers[key]
         if n * step == 1:
-            return self.atoms[a]
+            return self.atom(a)
         if n == 1:
             half, odd = divmod(step, 2)
             base = self.power(a, 1, half)
             v = self.op("Mul", [base, base])
             if odd:
-                v = self.op("Mul", [v, self.atoms[a]])
+                v = self.op("Mul", [v, self.atom(a)])
         else:
             w = self.power(a, 1, step)
             half, odd = divmod(n, 2)
@@ -283,6 +321,18 @@ class _Emitter:
                 v = self.op("Mul", [v, w])
         self.powers[key] = v
         return v
+
+
+def _reciprocal_of(op):
+    """``b`` when ``op`` computes ``1 / b``."""
+    from ..ops.operations import math_ops as M
+    if isinstance(op.prim, M.Reciprocal) and isinstance(op.args[0], Var):
+        return op.args[0]
+    if isinstance(op.prim, M.RealDiv) and isinstance(op.args[1], Var) and \
+            isinstance(op.args[0], Const) and type(op.args[0].value) in (int, float) and \
+            op.args[0].value == 1:
+        return op.args[1]
+    return None
 
 
 def _live_count(ops, result):
