@@ -269,3 +269,30 @@ def _run(func, env):
         return env[a.id] if isinstance(a, Var) else a.value
     for op in func.body:
         env[op.outs[0].id] = fns[type(op.prim).__name__](*[val(a) for a in op.args])
+
+
+def test_a_value_that_is_a_new_reciprocal_keeps_it_for_other_readers():
+    # q = (2 / b) * 0.5 is 1 / b, written for q; w = t / b must still find it
+    def body(x):
+        t, b, h, q, r, w = (Var(n) for n in ("t", "b", "h", "q", "r", "w"))
+        ops = [Op(M.Tanh(), [x], [t]), Op(M.Exp(), [x], [b]), Op(M.RealDiv(), [Const(2), b], [h]),
+               Op(M.Mul(), [h, Const(0.5)], [q]), Op(M.Tanh(), [q], [r])]
+        s = t
+        for _ in range(5):                  # w = 6 t / b, term by term
+            ops.append(Op(M.Add(), [s, t], [Var("s")]))
+            s = ops[-1].outs[0]
+        ops.append(Op(M.RealDiv(), [s, b], [w]))
+        return ops + [Op(M.Add(), [r, w], [Var("out")])], None
+    func, x = _func(body)
+    func.result = func.body[-1].outs[0]
+    collect_polynomials(func)
+    defined = {x.id}
+    for op in func.body:
+        assert all(v.id in defined for v in op.arg_vars()), op
+        defined.update(o.id for o in op.outs)
+    env = {x.id: np.linspace(-2, 2, 5)}
+    _run(func, env)
+    xv = env[x.id]
+    np.testing.assert_allclose(env[func.result.id],
+                               np.tanh(1 / np.exp(xv)) + 6 * np.tanh(xv) / np.exp(xv),
+                               rtol=1e-13)

@@ -232,7 +232,8 @@ class _Emitter:
         if sign < 0:
             value = self.op("Neg", [value])
         last = self.ops[-1] if self.ops and self.ops[-1].outs[0] is value else None
-        if last is None:        # p is a bare atom: copy it into the site's name
+        if last is None or any(value is v for v in self.atoms):
+            # p is a bare atom (maybe a 1 / b just written, which others read): a copy
             from .control import Copy
             last = Op(Copy(), [value], [Var()], self.site.loc, self.site.origin,
                       frame=self.site.frame)
