@@ -260,13 +260,15 @@ def _make_packed_method(func, has_aux):
 def _named_like(packed, fn, skip):
     """Name a packed function's inputs in generated code after ``fn``'s parameters.
 
-    ``fn=None``: the Cell's ``construct`` (read from the Cell being compiled).
+    ``fn=None``: the Cell's ``construct`` (read from the Cell being compiled);
+    ``skip``: how many leading parameters (``self``) are not inputs.
     """
+    def user_fn(root):
+        return fn if fn is not None else type(root).construct
+
     def hints(root, args, default):
-        target = fn if fn is not None else type(root).construct
-        first = skip if fn is not None else 1
         try:
-            params = list(inspect.signature(target).parameters.values())[first:]
+            params = list(inspect.signature(user_fn(root)).parameters.values())[skip:]
         except (TypeError, ValueError):
             return default
         names = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
@@ -277,17 +279,20 @@ def _named_like(packed, fn, skip):
         for i, (from_sel, j) in enumerate(layout):
             picked[from_sel][j] = names[i] if i < len(names) else "arg%d" % i
         return [tuple(picked[True]), tuple(picked[False])] + list(default[2:])
-    packed.__s2sad_arg_hints__ = hints
-    # the generated function, its header and locations are the user's function's
+
     def named_after(root):
-        target = fn if fn is not None else type(root).construct
+        """The function the generated code, its header and locations are named after."""
+        target = user_fn(root)
         return target if inspect.isfunction(target) else packed
+
+    packed.__s2sad_arg_hints__ = hints
     packed.__s2sad_named_after__ = named_after
     return packed
 
 
 _named_like(_cell_packed, None, 1)
 _named_like(_cell_packed_aux, None, 1)
+
 
 def _head(fn):
     """``fn`` reduced to its first output (for ``has_aux``)."""
