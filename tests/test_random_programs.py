@@ -15,10 +15,11 @@ hypothesis example, which keeps the file to about two minutes on two cores.
 ``tools/fuzz.py`` runs as many as you like.
 
 The regression tests at the end are the defects random programs found, each
-minimised by hand; all of them are fixed.  A new defect gets its minimised
-program here and, until it is fixed, an entry in ``program_gen.KNOWN_BUGS``
-(which keeps the generator from building that construct) and a strict xfail
-mark that names the entry.
+minimised by hand; all of them are fixed, so ``program_gen.KNOWN_BUGS`` is
+empty and no test here is marked xfail.  The way to record a new defect
+until it is fixed: its minimised program here with a strict xfail whose
+reason names its ``KNOWN_BUGS`` entry (that entry keeps the generator from
+building the construct meanwhile).
 """
 import importlib.util
 import sys
