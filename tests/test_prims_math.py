@@ -863,6 +863,40 @@ def test_norm(ord, dim, shape, keepdim):
     assert grads[0].shape == x.shape
 
 
+def f_sum_squares(x):
+    return P.SumSquares()(x)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_sum_squares_rules_and_value(dtype):
+    x = normal((3, 4), 46).astype(dtype)
+    np.testing.assert_allclose(f_sum_squares(x), np.sum(x.astype(np.float64) ** 2),
+                               rtol=1e-6 if dtype == np.float32 else 1e-14)
+    if dtype == np.float64:
+        check_vjp(f_sum_squares, (x,))
+        check_jvp(f_sum_squares, (x,))
+    else:
+        assert GradOperation()(f_sum_squares)(x).dtype == np.float32
+
+
+def test_sum_squares_of_other_kinds_is_numpys_sum():
+    for x in (np.arange(6, dtype=np.int32).reshape(2, 3), np.float64(3.0),
+              np.array([1 + 2j, 3 - 1j]), np.ones((4, 6))[:, ::2] * 2.0):
+        out = rt_math.math_sum_squares(x)
+        np.testing.assert_array_equal(out, np.sum(x * x))
+        assert np.asarray(out).dtype == np.asarray(np.sum(x * x)).dtype
+
+
+def test_euclidean_norm_of_everything_is_numpys_to_the_bit():
+    # np.linalg.norm takes the same dot product; the sum of squares differs in rounding
+    x = normal((7, 9), 47)
+    for fn in (make_norm(None, None, False), make_np_norm(None, None, False)):
+        assert fn(x) == np.linalg.norm(x)
+        g = GradOperation()(fn)
+        np.testing.assert_allclose(g(x), x / np.linalg.norm(x), rtol=1e-14)
+        assert "rt.math_sum_squares(x)" in s2sad.get_source(g)
+
+
 def test_norm_zero_ord_counts_nonzeros():
     x = np.array([0.0, 1.5, -2.0, 0.0])
     np.testing.assert_allclose(ops.norm(x, 0), 2.0)
@@ -895,7 +929,7 @@ OWNED = ["Add", "Sub", "Mul", "RealDiv", "Pow", "FloorDiv", "Mod", "Atan2", "Max
          "Reciprocal", "Square", "Abs", "Erf", "Erfc", "Floor", "Ceil", "Round", "MatMul",
          "MatMulExt", "MatMulGradA", "MatMulGradB", "BatchMatMul", "Dot", "Outer", "Tensordot", "TensordotGradA",
          "TensordotGradB", "MatrixInverse", "MatrixDeterminant", "ReduceSum", "ReduceMean",
-         "ReduceMax", "ReduceMin", "ReduceProd", "CumSum", "LogSumExp", "ArgMaxWithValue",
+         "ReduceMax", "ReduceMin", "ReduceProd", "SumSquares", "CumSum", "LogSumExp", "ArgMaxWithValue",
          "ArgMinWithValue"]
 NOT_DIFFERENTIABLE = ["Sign", "Equal", "NotEqual", "Less", "LessEqual", "Greater",
                       "GreaterEqual", "LogicalAnd", "LogicalOr", "LogicalNot",

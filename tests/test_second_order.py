@@ -286,6 +286,7 @@ MATH += [
     Case("CumSum", cumsum(P.CumSum(True, True), 0), [normal((3, 2), 85)],
          "exclusive-reverse"),
     Case("LogSumExp", reduction(P.LogSumExp(), 1), [normal((3, 4), 86)]),
+    Case("SumSquares", unary(P.SumSquares()), [normal((2, 3), 90)]),
     Case("LogSumExp", reduction(P.LogSumExp(True), ()), [normal((3, 4), 86)], "keep-all"),
     Case("ArgMaxWithValue", arg_value(P.ArgMaxWithValue(1)), [distinct((3, 4), 87)]),
     Case("ArgMaxWithValue", arg_value(P.ArgMaxWithValue(0, True)), [distinct((3, 4), 87)],

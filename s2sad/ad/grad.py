@@ -14,7 +14,7 @@ import numpy as np
 
 from ..ir import Var, Const, Func, leaves, verify
 from ..ir.nodes import walk_ops
-from ..ir.passes import dce, cse, same_shape
+from ..ir.passes import dce, cse, same_shape, read_broadcasts_unexpanded
 from ..ir.seed import ones_to_shape, restore_unfolded
 from ..ir.stacks import prune_stack_slots
 from ..ir.algebra import fold_negations
@@ -235,6 +235,7 @@ def _finish(ir, t, header, **kw):
     seeds = ones_to_shape(verify(ir))
     ir = fold_negations(dce(cse(same_shape(ir))))
     ir = verify(restore_unfolded(dce(prune_stack_slots(ir)), seeds))
+    ir = dce(read_broadcasts_unexpanded(ir))
     gen = CodeGen()
     title = "%s of %s (%s)" % (header, t.display, _display_path(t.info.filename))
     if any(op.frame is not None for op in walk_ops(ir.body)):

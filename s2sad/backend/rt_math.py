@@ -69,6 +69,18 @@ def math_cumsum(x, axis, exclusive, reverse):
     return out
 
 
+def math_sum_squares(x):
+    """``sum(x * x)`` over all elements: a dot product for float32/float64 arrays.
+
+    ``np.linalg.norm`` computes it the same way; other inputs (integers,
+    complex, scalars) keep NumPy's ``sum(x * x)``.
+    """
+    if type(x) is np.ndarray and x.dtype.char in "fd":
+        flat = x.ravel(order="K")     # a view unless x is strided
+        return flat.dot(flat)
+    return np.sum(x * x)
+
+
 def math_logsumexp(x, axis, keep_dims):
     """``log(sum(exp(x)))`` over ``axis`` (``()`` = all), shifted by the max for stability."""
     ax = None if axis is None or axis == () else (

@@ -5,6 +5,7 @@ never through hard-coded ``np.`` calls, so another array library can be put in
 their place without touching the AD.  Each helper is one primitive's body when
 NumPy has no single call for it.
 """
+from math import prod
 from sys import getrefcount
 
 import numpy as np
@@ -53,27 +54,82 @@ def shape_of(x):
 def unbroadcast(dx, x):
     """Sum ``dx`` down to the shape of ``x`` (the adjoint of broadcasting).
 
-    Costs one shape comparison when the shapes already agree.
+    Costs one shape comparison when the shapes already agree.  The summed
+    axes of each pair of shapes are computed once; ``np.add.reduce`` is
+    ``np.sum`` without its dispatch layer (half its cost on small arrays).
     """
     shape = shape_of(x)
     dshape = shape_of(dx)
     if dshape == shape:
         return dx
-    lead = len(dshape) - len(shape)
-    axes = tuple(range(lead)) + tuple(
-        i + lead for i, n in enumerate(shape) if n == 1 and dshape[i + lead] != 1)
-    out = np.sum(dx, axis=axes, keepdims=True) if axes else dx
-    if lead:
+    axes = _SUMMED_AXES.get((dshape, shape))
+    if axes is None:
+        axes = _summed_axes(dshape, shape)
+    out = np.add.reduce(dx, axis=axes, keepdims=True) if axes else dx
+    if len(dshape) != len(shape):
         out = out.reshape(shape)
     return _same_kind(out, x)
 
 
+# (shape of the gradient, shape of the input) -> axes unbroadcast sums over
+_SUMMED_AXES = {}
+
+
+def _summed_axes(dshape, shape):
+    lead = len(dshape) - len(shape)
+    axes = tuple(range(lead)) + tuple(
+        i + lead for i, n in enumerate(shape) if n == 1 and dshape[i + lead] != 1)
+    if len(_SUMMED_AXES) > 4096:     # many distinct shapes: start afresh
+        _SUMMED_AXES.clear()
+    _SUMMED_AXES[dshape, shape] = axes
+    return axes
+
+
 def broadcast_like(a, x):
-    """Broadcast ``a`` to the shape of ``x`` (the adjoint of ``unbroadcast``)."""
+    """Broadcast ``a`` to the shape of ``x`` (the adjoint of ``unbroadcast``).
+
+    A read-only view, as ``np.broadcast_to`` makes; a contiguous array of the
+    same rank gets it from one constructor call (``np.broadcast_to`` costs
+    seven times as much on small arrays).
+    """
     shape = shape_of(x)
-    if shape_of(a) == shape:
+    ashape = shape_of(a)
+    if ashape == shape:
         return a
+    if type(a) is np.ndarray and len(ashape) == len(shape) and a.flags.c_contiguous:
+        strides = []
+        for n, m, step in zip(ashape, shape, a.strides):
+            if n == m:
+                strides.append(step)
+            elif n == 1:
+                strides.append(0)
+            else:
+                return np.broadcast_to(a, shape)    # raises NumPy's error
+        view = np.ndarray(shape, a.dtype, a, 0, tuple(strides))
+        view.flags.writeable = False
+        return view
     return np.broadcast_to(a, shape)
+
+
+def sum_seed(x):
+    """Ones of x's shape and of ``np.sum(x)``'s dtype, read-only (as ``broadcast_like``'s views).
+
+    The seed of ``sum(x)`` broadcast back to ``x``: one constructor call over
+    a single stored one, where summing ``x`` for the dtype and broadcasting
+    ones would cost three NumPy calls and a pass over ``x``.
+    """
+    if type(x) is np.ndarray and x.dtype.kind in "fc":
+        one = _ONE.get(x.dtype)
+        if one is None:
+            one = _ONE[x.dtype] = np.ones(1, x.dtype)
+            one.flags.writeable = False
+        return np.ndarray(x.shape, x.dtype, one, 0, (0,) * x.ndim)
+    ones = np.ones_like(np.sum(x))      # integers sum in a wider type; scalars stay 0-d
+    return broadcast_like(expand_reduced(ones, x, (), False), x)
+
+
+# dtype -> a read-only array holding one 1 of it
+_ONE = {}
 
 
 def _same_kind(out, x):
@@ -97,18 +153,24 @@ def expand_reduced(dout, x, axis, keep_dims):
         return dout
     ndim = len(shape_of(x))
     if axis is None or axis == ():
-        return np.reshape(dout, (1,) * ndim)
-    if isinstance(axis, int):
-        axis = (axis,)
-    axes = sorted(a % ndim if ndim else 0 for a in axis)
-    return np.expand_dims(dout, tuple(axes))
+        shape = (1,) * ndim
+    else:
+        if isinstance(axis, int):
+            axis = (axis,)
+        shape = list(shape_of(dout))
+        for a in sorted(a % ndim if ndim else 0 for a in axis):
+            shape.insert(a, 1)
+    try:
+        return dout.reshape(shape)      # np.expand_dims costs ten times as much
+    except AttributeError:
+        return np.reshape(dout, shape)
 
 
 def reduced_count(x, axis):
     """Number of elements each reduced value averages over."""
     shape = shape_of(x)
     if axis is None or axis == ():
-        return int(np.prod(shape)) if shape else 1
+        return prod(shape)
     if isinstance(axis, int):
         axis = (axis,)
     n = 1

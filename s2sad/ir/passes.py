@@ -194,6 +194,36 @@ def same_shape(func):
     return func
 
 
+def read_broadcasts_unexpanded(func):
+    """Read ``d`` for ``BroadcastLike(d, m)`` in elementwise ops that broadcast it anyway.
+
+    An elementwise op with another operand in m's shape class broadcasts
+    ``d`` to m's shape itself, to the same values; the view (``np.broadcast_to``
+    costs microseconds on small arrays) goes when nothing else reads it.  Run
+    on the final gradient only: differentiated again, the smaller operand would
+    bring a sum back.
+    """
+    from ..ops.operations import array_ops as A
+    find = shape_classes(func)
+    source = {}
+    for op in walk_ops(func.body):
+        if isinstance(op.prim, A.BroadcastLike) and isinstance(op.args[1], Var) \
+                and not op.regions:
+            source[op.outs[0].id] = op.args
+    for op in walk_ops(func.body):
+        if not op.prim.elementwise or op.regions:
+            continue
+        args = op.args
+        if not all(isinstance(a, Var) or is_number(a) for a in args):
+            continue
+        for k, a in enumerate(args):
+            hit = source.get(a.id) if isinstance(a, Var) else None
+            if hit is not None and any(isinstance(b, Var) and j != k and find(b) == find(hit[1])
+                                       for j, b in enumerate(args)):
+                op.args = args = args[:k] + [hit[0]] + args[k + 1:]
+    return func
+
+
 def shape_classes(func):
     """``find(var)``: a key equal for Vars proven to have the same shape.
 

@@ -7,8 +7,8 @@ only for this.  ``ones_to_shape`` rewrites that chain as ``OnesLike(m)``, so
 same-shape simplification can fold ``ones * y`` into ``y`` and dead-code
 elimination drops the sum (two full passes in ``sum(f(x) * g(x))``: the
 product and its sum).  Where the ones are still read after simplification,
-``restore_unfolded`` puts the original chain back: its broadcast is a view,
-while ``OnesLike`` would allocate a whole array.
+``restore_unfolded`` makes them a read-only view of one stored 1
+(``SumSeed``), as cheap as the chain's broadcast view and without the sum.
 """
 from .nodes import Var, Const, walk_ops
 
@@ -18,7 +18,7 @@ def _all_axes(a):
 
 
 def ones_to_shape(func):
-    """Rewrite seeded full-sum chains as ``OnesLike``; returns what to restore."""
+    """Rewrite seeded full-sum chains as ``OnesLike``; returns the rewritten ops."""
     from ..ops.operations import array_ops as A
     from ..ops.operations import math_ops as M
     defs = {}
@@ -45,50 +45,21 @@ def ones_to_shape(func):
                 or r.args[0] is not m or not _all_axes(r.args[1] if len(r.args) > 1
                                                         else Const(())):
             continue
-        rewritten.append((op, op.prim, list(op.args), (r, o, e)))
+        rewritten.append(op)
         op.prim, op.args = A.OnesLike(), [m]
     return rewritten
 
 
 def restore_unfolded(func, rewritten):
-    """Rebuild the broadcast chain of each rewritten seed that survived DCE.
+    """Make each rewritten seed that survived simplification a ``SumSeed`` view.
 
-    Runs after CSE and DCE, which may have dropped or merged the chain's
-    ops, so the chain is made afresh (as it was, reading ``m``) before the
-    ``OnesLike``, which becomes the ``BroadcastLike`` again.
+    ``OnesLike`` would allocate a whole array of ones where the chain it
+    replaced made a view; ``SumSeed`` makes that view directly, in the dtype
+    of the sum (which for integers is wider than the summed value's), without
+    the sum, which DCE has dropped when nothing else reads it.
     """
     from ..ops.operations import array_ops as A
-    from .nodes import Op
-    if not rewritten:
-        return func
-    defined = {v.id for op in walk_ops(func.body) for v in op.outs}
-    by_op = {id(r[0]): r for r in rewritten}
-    body, origin = [], []
-    for k, op in enumerate(func.body):
-        hit = by_op.get(id(op))
-        if hit is not None and isinstance(op.prim, A.OnesLike):
-            m = op.args[0]
-            # the original ops when DCE removed them (their names and lines), else copies
-            chain = []
-            for old in hit[3]:
-                out = old.outs[0]
-                if out.id in defined:
-                    out = Var(out.hint)
-                chain.append(Op(old.prim, old.args, [out], old.loc, old.origin))
-            r, o, e = chain
-            r.args = [m] + r.args[1:]
-            o.args = [r.outs[0]]
-            e.args = [o.outs[0], m] + e.args[2:]
-            body.extend(chain)
-            # the sum stays in the forward sweep when the seed opens the backward one
-            start = getattr(func, "backward_start", None)
-            origin.extend((k - 1 if k == start else k, k, k))
-            op.prim, op.args = hit[1], [e.outs[0], m]
-        body.append(op)
-        origin.append(k)
-    start = getattr(func, "backward_start", None)
-    if start is not None:
-        # inserted ops go with the op they were made for (the backward sweep)
-        func.backward_start = next((j for j, k in enumerate(origin) if k >= start), len(body))
-    func.body = body
+    for op in rewritten:
+        if isinstance(op.prim, A.OnesLike):
+            op.prim = A.SumSeed()
     return func

@@ -156,8 +156,15 @@ def get_bprop_reducemean(self):
     count = A.ReducedCount()
 
     def bprop(x, axis, out, dout):
-        dx = broadcast_like(expand(dout, x, axis), x)
-        return dx / count(x, axis), zeros_like(axis)
+        # divided before broadcasting: one value per mean, not one per element
+        return broadcast_like(expand(dout / count(x, axis), x, axis), x), zeros_like(axis)
+    return bprop
+
+
+@bprop_getters.register(M.SumSquares)
+def get_bprop_sum_squares(self):
+    def bprop(x, out, dout):
+        return (dout * (2 * x),)
     return bprop
 
 
@@ -252,6 +259,15 @@ def get_jvp_sqrt(self):
 def get_jvp_square(self):
     def jvp(x, out, tx):
         return tx * (2 * x)
+    return jvp
+
+
+@jvp_getters.register(M.SumSquares)
+def get_jvp_sum_squares(self):
+    reduce_sum = M.ReduceSum()
+
+    def jvp(x, out, tx):
+        return reduce_sum(tx * (2 * x), ())
     return jvp
 
 

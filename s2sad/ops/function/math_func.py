@@ -467,6 +467,8 @@ def _check_matrix_ord(ord):
 def _vector_norm(x, ord, axis, keepdim):
     """The p-norm over ``axis`` (``()`` = all axes)."""
     if ord == 2:
+        if axis == () and not keepdim:
+            return _sqrt(M.SumSquares()(x))
         return _sqrt(M.ReduceSum(keepdim)(x * x, axis))
     if ord == 1:
         return M.ReduceSum(keepdim)(_abs(x), axis)

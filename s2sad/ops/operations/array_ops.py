@@ -517,6 +517,17 @@ class OnesLike(Primitive):
         return "xp.ones_like(%s)" % x
 
 
+class SumSeed(Primitive):
+    """Ones of x's shape in the dtype ``sum(x)`` has: the default seed of a full sum
+    reaching ``x``, as a read-only view of one element (no gradient)."""
+    output_shape_of = 0
+    differentiable = False
+    formula = _NO_GRAD
+
+    def emit(self, x):
+        return "rt.sum_seed(%s)" % x
+
+
 # ------------------------------------------------------------ shape queries
 class Shape(Primitive):
     """The shape of x as a tuple (no gradient)."""

@@ -4,6 +4,7 @@ Each class carries ``formula`` (its derivative, one line) and, where it has
 points without a derivative, ``nondifferentiable``; both feed the generated
 documentation of the primitives.
 """
+import re
 from ..primitive import Primitive, constexpr
 
 
@@ -303,8 +304,20 @@ Det = MatrixDeterminant
 
 # ----------------------------------------------------------------- reductions
 def _axis_kw(axis):
-    """``, axis=...`` for a reduction, omitted when it means all axes."""
-    return "" if axis in ("()", "None") else ", axis=rt.reduce_axes(%s)" % axis
+    """``, axis=...`` for a reduction, omitted when it means all axes.
+
+    A literal axis is written as it is; only a computed one goes through
+    ``rt.reduce_axes`` (which maps ``()`` to all axes at run time).
+    """
+    if axis in ("()", "None"):
+        return ""
+    if _LITERAL_AXIS.fullmatch(axis):
+        return ", axis=%s" % axis
+    return ", axis=rt.reduce_axes(%s)" % axis
+
+
+# an int or a non-empty tuple of ints, as the code generator renders them
+_LITERAL_AXIS = re.compile(r"-?\d+|\((-?\d+,)( -?\d+,)*( -?\d+)?\)")
 
 
 class _Reduce(Primitive):
@@ -363,6 +376,18 @@ class ReduceProd(_Reduce):
     """
     _np_name = "prod"
     formula = "dx = broadcast(dout) * prod(other elements)  (= out / x without zeros)"
+
+
+class SumSquares(Primitive):
+    """The sum of ``x * x`` over all elements: the square of the 2-norm ``ops.norm`` takes.
+
+    One dot product for a float array, as ``np.linalg.norm`` computes it
+    (no temporary for the squares, and NumPy's own rounding).
+    """
+    formula = "dx = dout * 2 * x"
+
+    def emit(self, x):
+        return "rt.math_sum_squares(%s)" % x
 
 
 class CumSum(Primitive):
