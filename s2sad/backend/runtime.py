@@ -71,6 +71,9 @@ def unbroadcast(dx, x):
     return _same_kind(out, x)
 
 
+# elements a non-contiguous source of broadcast_like may have to be copied
+_SMALL = 4096
+
 # (shape of the gradient, shape of the input) -> axes unbroadcast sums over
 _SUMMED_AXES = {}
 
@@ -88,15 +91,20 @@ def _summed_axes(dshape, shape):
 def broadcast_like(a, x):
     """Broadcast ``a`` to the shape of ``x`` (the adjoint of ``unbroadcast``).
 
-    A read-only view, as ``np.broadcast_to`` makes; a contiguous array of the
-    same rank gets it from one constructor call (``np.broadcast_to`` costs
-    seven times as much on small arrays).
+    A read-only view, as ``np.broadcast_to`` makes; an array of the same rank
+    gets it from one constructor call (``np.broadcast_to`` costs seven times as
+    much on small arrays), after a copy if it is small and not contiguous
+    (itself often a broadcast view, from the adjoint of an outer reduction).
     """
     shape = shape_of(x)
     ashape = shape_of(a)
     if ashape == shape:
         return a
-    if type(a) is np.ndarray and len(ashape) == len(shape) and a.flags.c_contiguous:
+    if type(a) is np.ndarray and len(ashape) == len(shape):
+        if not a.flags.c_contiguous:
+            if a.size > _SMALL:
+                return np.broadcast_to(a, shape)
+            a = np.ascontiguousarray(a)
         strides = []
         for n, m, step in zip(ashape, shape, a.strides):
             if n == m:
@@ -216,7 +224,10 @@ def getitem_grad(dout, x, index):
 
 def accumulate_at(acc, index, d):
     """``acc[index] += d`` in place (``acc`` is an accumulator no one else holds)."""
-    if index is Ellipsis or type(index) is int or _basic_index(index):
+    if index is Ellipsis:
+        acc += d            # a third of the cost of acc[...] += d on small arrays
+        return acc
+    if type(index) is int or _basic_index(index):
         acc[index] += d
     else:
         np.add.at(acc, index, d)

@@ -201,26 +201,32 @@ def read_broadcasts_unexpanded(func):
     ``d`` to m's shape itself, to the same values; the view (``np.broadcast_to``
     costs microseconds on small arrays) goes when nothing else reads it.  Run
     on the final gradient only: differentiated again, the smaller operand would
-    bring a sum back.
+    bring a sum back.  Only readers in the broadcast's own block: a backward
+    loop reads the forward loop's values through stack slots, which ``d`` has
+    none of.
     """
     from ..ops.operations import array_ops as A
     find = shape_classes(func)
-    source = {}
-    for op in walk_ops(func.body):
-        if isinstance(op.prim, A.BroadcastLike) and isinstance(op.args[1], Var) \
-                and not op.regions:
-            source[op.outs[0].id] = op.args
-    for op in walk_ops(func.body):
-        if not op.prim.elementwise or op.regions:
-            continue
-        args = op.args
-        if not all(isinstance(a, Var) or is_number(a) for a in args):
-            continue
-        for k, a in enumerate(args):
-            hit = source.get(a.id) if isinstance(a, Var) else None
-            if hit is not None and any(isinstance(b, Var) and j != k and find(b) == find(hit[1])
-                                       for j, b in enumerate(args)):
-                op.args = args = args[:k] + [hit[0]] + args[k + 1:]
+
+    def block(ops):
+        source = {}
+        for op in ops:
+            for r in op.regions:
+                block(r.ops)
+            if isinstance(op.prim, A.BroadcastLike) and isinstance(op.args[1], Var):
+                source[op.outs[0].id] = op.args
+                continue
+            args = op.args
+            if not op.prim.elementwise or op.regions or \
+                    not all(isinstance(a, Var) or is_number(a) for a in args):
+                continue
+            for k, a in enumerate(args):
+                hit = source.get(a.id) if isinstance(a, Var) else None
+                if hit is not None and any(isinstance(b, Var) and j != k and
+                                           find(b) == find(hit[1]) for j, b in enumerate(args)):
+                    op.args = args = args[:k] + [hit[0]] + args[k + 1:]
+
+    block(func.body)
     return func
 
 
