@@ -71,9 +71,6 @@ def unbroadcast(dx, x):
     return _same_kind(out, x)
 
 
-# elements a non-contiguous source of broadcast_like may have to be copied
-_SMALL = 4096
-
 # (shape of the gradient, shape of the input) -> axes unbroadcast sums over
 _SUMMED_AXES = {}
 
@@ -86,6 +83,10 @@ def _summed_axes(dshape, shape):
         _SUMMED_AXES.clear()
     _SUMMED_AXES[dshape, shape] = axes
     return axes
+
+
+# elements a non-contiguous source of broadcast_like may have to be copied
+_SMALL = 4096
 
 
 def broadcast_like(a, x):
