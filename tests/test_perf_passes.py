@@ -73,6 +73,10 @@ def scaled_rows(z, w):
     return np.sum(np.sum(z * w, axis=1) * np.sum(z, axis=1))
 
 
+def negated_mean(W, x):
+    return -np.mean(np.sum(np.tanh(x @ W), axis=1))
+
+
 def loop_of_sums(x):
     v = np.sum(x)
     i = 0
@@ -96,6 +100,7 @@ def unoptimised(monkeypatch):
         m.setattr(G, "fold_negations", lambda ir: ir)
         m.setattr(G, "prune_stack_slots", lambda ir: ir)
         m.setattr(G, "read_broadcasts_unexpanded", lambda ir: ir)
+        m.setattr(G, "seed_without_reduction", lambda ir: ir)
         m.setattr(G, "CodeGen", lambda release=False: CodeGen(release=False))
         G.cache.clear()
         yield
@@ -188,6 +193,39 @@ def test_float32_seed_keeps_dtype(mod, monkeypatch):
     got, src, want, src0 = both(monkeypatch, lambda: ops.GradOperation()(mod.seeded), (x,))
     assert got.dtype == np.float32
     np.testing.assert_allclose(got, want, rtol=1e-6)
+
+
+def test_seed_of_a_mean_loss_skips_the_mean(mod, monkeypatch):
+    rng = np.random.default_rng(12)
+    args = (rng.standard_normal((3, 4)), rng.standard_normal((5, 3)))
+    for fn in (mod.mean_loss, mod.negated_mean):
+        got, src, want, src0 = both(monkeypatch, lambda: ops.GradOperation()(fn), args)
+        assert_same(got, want)
+        np.testing.assert_allclose(got, numeric_grad(fn, args, 0), rtol=1e-6, atol=1e-9)
+        # the loss itself is not returned: the forward no longer computes it
+        assert "xp.mean(" in src0 and "xp.mean(" not in src
+        assert "rt.reduction_seed(" in src
+
+
+def test_value_and_grad_of_a_mean_still_returns_the_mean(mod, monkeypatch):
+    rng = np.random.default_rng(13)
+    args = (rng.standard_normal((3, 4)), rng.standard_normal((5, 3)))
+    got, src, want, src0 = both(monkeypatch, lambda: s2sad.value_and_grad(mod.negated_mean),
+                                args)
+    assert_same(got, want)
+    np.testing.assert_allclose(got[0], mod.negated_mean(*args), rtol=1e-14)
+
+
+@pytest.mark.parametrize("x", [
+    np.ones((2, 3), np.float32), np.arange(6).reshape(2, 3), np.array([True, False]),
+    np.array([1 + 1j]), np.float64(2.0), 3, np.ones(4, np.float16)],
+    ids=lambda x: "%s%s" % (type(x).__name__, np.shape(x)))
+@pytest.mark.parametrize("kind", ["sum", "mean"])
+def test_reduction_seed_is_ones_of_the_reductions_dtype(x, kind):
+    got = rt.reduction_seed(x, kind)
+    want = np.ones_like(getattr(np, kind)(x))
+    assert np.shape(got) == () and np.asarray(got).dtype == np.asarray(want).dtype
+    assert got == 1
 
 
 # ----------------------------------------------------------------- negations

@@ -15,7 +15,7 @@ import numpy as np
 from ..ir import Var, Const, Func, leaves, verify
 from ..ir.nodes import walk_ops
 from ..ir.passes import dce, cse, same_shape, read_broadcasts_unexpanded
-from ..ir.seed import ones_to_shape, restore_unfolded
+from ..ir.seed import ones_to_shape, restore_unfolded, seed_without_reduction
 from ..ir.stacks import prune_stack_slots
 from ..ir.algebra import fold_negations
 from ..frontend.build import Builder
@@ -233,6 +233,7 @@ def trace(fn, root, args, specs, weights=(), weight_paths=()):
 def _finish(ir, t, header, **kw):
     """Simplify, generate and compile ``ir``; bundle it with its trace."""
     seeds = ones_to_shape(verify(ir))
+    seed_without_reduction(ir)
     ir = fold_negations(dce(cse(same_shape(ir))))
     ir = verify(restore_unfolded(dce(prune_stack_slots(ir)), seeds))
     ir = dce(read_broadcasts_unexpanded(ir))

@@ -137,6 +137,17 @@ def sum_seed(x):
     return broadcast_like(expand_reduced(ones, x, (), False), x)
 
 
+def reduction_seed(x, kind):
+    """``np.ones_like(np.<kind>(x))`` for a full ``sum`` or ``mean``, without the reduction.
+
+    Float and complex arrays keep their dtype under both; other inputs take
+    the reduction's own (a mean of integers is float64).
+    """
+    if type(x) is np.ndarray and x.dtype.kind in "fc":
+        return np.ones((), x.dtype)
+    return np.ones_like(np.sum(x) if kind == "sum" else np.mean(x))
+
+
 # dtype -> a read-only array holding one 1 of it
 _ONE = {}
 

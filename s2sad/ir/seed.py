@@ -63,3 +63,35 @@ def restore_unfolded(func, rewritten):
         if isinstance(op.prim, A.OnesLike):
             op.prim = A.SumSeed()
     return func
+
+
+def seed_without_reduction(func):
+    """``OnesLike(out)`` for ``out`` a full sum or mean of ``v`` (negated or not): ``ReductionSeed(v)``.
+
+    The default seed of a scalar loss only needs the loss's dtype, which a
+    full ``sum``/``mean`` takes from ``v``: the forward sweep no longer
+    computes the reduction (nor its negation) when nothing else reads it.
+    """
+    from ..ops.operations import array_ops as A
+    from ..ops.operations import math_ops as M
+    # names the dropped values would have had, for their adjoints' names
+    names = {M.Neg: "neg", M.ReduceSum: "reduce_sum", M.ReduceMean: "reduce_mean"}
+    defs = {op.outs[0].id: op for op in func.body if len(op.outs) == 1}
+    for op in func.body:    # the seed is made at top level, never inside a region
+        if not isinstance(op.prim, A.OnesLike) or not isinstance(op.args[0], Var):
+            continue
+        chain = [defs.get(op.args[0].id)]
+        while chain[-1] is not None and type(chain[-1].prim) is M.Neg \
+                and isinstance(chain[-1].args[0], Var):
+            chain.append(defs.get(chain[-1].args[0].id))
+        r = chain[-1]
+        if r is None or type(r.prim) not in (M.ReduceSum, M.ReduceMean) or r.prim.keep_dims \
+                or not isinstance(r.args[0], Var) \
+                or not _all_axes(r.args[1] if len(r.args) > 1 else Const(())):
+            continue
+        for c in chain:
+            if c.outs[0].hint is None:
+                c.outs[0].hint = names[type(c.prim)]
+        kind = "sum" if type(r.prim) is M.ReduceSum else "mean"
+        op.prim, op.args = A.ReductionSeed(kind), [r.args[0]]
+    return func

@@ -528,6 +528,19 @@ class SumSeed(Primitive):
         return "rt.sum_seed(%s)" % x
 
 
+class ReductionSeed(Primitive):
+    """Ones of the dtype a full sum or mean of x has, 0-d: the default seed of a
+    scalar output such a reduction makes, without computing it (no gradient)."""
+    differentiable = False
+    formula = _NO_GRAD
+
+    def __init__(self, kind="sum"):
+        super().__init__(kind=kind)
+
+    def emit(self, x):
+        return "rt.reduction_seed(%s, %r)" % (x, self.kind)
+
+
 # ------------------------------------------------------------ shape queries
 class Shape(Primitive):
     """The shape of x as a tuple (no gradient)."""
