@@ -133,7 +133,7 @@ def sum_seed(x):
             one = _ONE[x.dtype] = np.ones(1, x.dtype)
             one.flags.writeable = False
         return np.ndarray(x.shape, x.dtype, one, 0, (0,) * x.ndim)
-    ones = np.ones_like(np.sum(x))      # integers sum in a wider type; scalars stay 0-d
+    ones = reduction_seed(x, "sum")     # integers sum in a wider type; scalars stay 0-d
     return broadcast_like(expand_reduced(ones, x, (), False), x)
 
 
