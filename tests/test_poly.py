@@ -11,6 +11,7 @@ import pytest
 
 import s2sad
 import s2sad.frontend.build as build
+from s2sad.ad import grad as G
 from s2sad.ir import Var, Const, Func
 from s2sad.ir.nodes import Op
 from s2sad.ir.poly import collect_polynomials
@@ -44,6 +45,13 @@ def f_x_tanh(x):
 
 def f_mixed(x, s):
     return np.tanh(x) * np.tanh(s)       # x[4], s[1]: two shape classes
+
+
+@pytest.fixture(autouse=True)
+def nested_reverse(monkeypatch):
+    """These are the programs of nested reverse mode, which Taylor mode
+    (``test_taylor.py``) would otherwise take over for chains of gradients."""
+    monkeypatch.setattr(G, "TAYLOR", False)
 
 
 def nested(fn, order):

@@ -232,29 +232,32 @@ def now():
 
 
 class CompileMeter:
-    """Counts s2sad compilations and the time spent in them (wraps ``compile_grad``)."""
+    """Counts s2sad compilations and the time spent in them (wraps ``compile_grad`` and
+    ``compile_nested``, the Taylor-mode compile of a chain of gradients)."""
 
     def __init__(self):
         self.calls = 0
         self.seconds = 0.0
         self.last = None
         self._depth = 0
-        self._orig = _G.compile_grad
+        for name in ("compile_grad", "compile_nested"):
+            setattr(_G, name, self._wrap(getattr(_G, name)))
 
-        def compile_grad(*args, **kwargs):
+    def _wrap(self, orig):
+        def compile_(*args, **kwargs):
             self._depth += 1
             start = now()
             try:
-                out = self._orig(*args, **kwargs)
+                out = orig(*args, **kwargs)
             finally:
                 self._depth -= 1
                 if self._depth == 0:
                     self.seconds += now() - start
-            if self._depth == 0:
+            if self._depth == 0 and out is not None:    # None: Taylor mode did not apply
                 self.calls += 1
                 self.last = out
             return out
-        _G.compile_grad = compile_grad
+        return compile_
 
     def snapshot(self):
         return self.calls, self.seconds

@@ -18,6 +18,7 @@ from ..ir.passes import dce, cse, same_shape, read_broadcasts_unexpanded
 from ..ir.seed import ones_to_shape, restore_unfolded, seed_without_reduction
 from ..ir.stacks import prune_stack_slots
 from ..ir.algebra import fold_negations
+from ..ir.poly import collect_polynomials
 from ..frontend.build import Builder
 from ..frontend.parse import get_source_info
 from ..backend.codegen import CodeGen
@@ -26,6 +27,8 @@ from ..backend.compile import compile_source
 from ..frontend import resolve
 from .reverse import reverse
 from .forward import forward
+from .taylor import taylor_objective, Unsupported
+from ..errors import S2SADError
 
 
 class Mutable:
@@ -300,6 +303,32 @@ def compile_grad(fn, root, args, specs, weights, weight_paths, sens_spec=None,
     ir = reverse(t.forward, wrt_inputs + t.weight_vars, sens=sens,
                  name=t.qualname + "_grad", return_value=return_value)
     return _finish(ir, t, "s2sad: gradient", n_flat=len(wrt_inputs), weights=list(weights))
+
+
+#: compile ``GradOperation()`` applied n times in Taylor mode when possible
+TAYLOR = True
+
+
+@_without_gc
+def compile_nested(fn, root, args, specs, order):
+    """``GradOperation()`` applied ``order`` times to ``fn``, in Taylor mode.
+
+    ``None`` when Taylor mode does not apply (see ``taylor.py``): the caller
+    then differentiates the gradient program again, order by order.
+    """
+    t = trace(fn, root, args, specs)
+    wrt = select_inputs(t.abstract, "first")
+    if len(wrt) != 1:
+        return None
+    try:
+        objective = taylor_objective(t.forward, wrt[0], order)
+    except (Unsupported, S2SADError):    # a JVP rule that cannot take a derivative here
+        return None
+    pairs = objective.shape_pairs
+    objective = fold_negations(dce(cse(collect_polynomials(dce(cse(same_shape(objective)))))))
+    ir = reverse(objective, wrt, name="%s_grad%d" % (t.qualname, order))
+    ir.shape_pairs.extend(pairs)
+    return _finish(ir, t, "s2sad: order-%d gradient" % order, n_flat=1, weights=[])
 
 
 @_without_gc

@@ -161,6 +161,8 @@ def same_shape(func):
     from ..ops.operations import math_ops as M
     find = shape_classes(func)
     ones = {op.outs[0].id for op in walk_ops(func.body) if isinstance(op.prim, A.OnesLike)}
+    # ones * mask is a float array, and mask + mask would be ``or``
+    no_grad = maybe_integral(func)
     subst = {}
 
     def same(a, b):
@@ -180,7 +182,8 @@ def same_shape(func):
                 subst[op.outs[0].id] = a[0]
             elif isinstance(p, M.Mul) and len(a) == 2:
                 for one, other in ((a[0], a[1]), (a[1], a[0])):
-                    if isinstance(one, Var) and one.id in ones and same(one, other):
+                    if isinstance(one, Var) and one.id in ones and same(one, other) \
+                            and other.id not in no_grad:
                         subst[op.outs[0].id] = other
                         break
 
@@ -267,6 +270,26 @@ def shape_classes(func):
                     len({root(v.id) for v in vs}) == 1:
                 union(out.id, vs[0].id)
     return lambda v: root(v.id)
+
+
+def maybe_integral(func):
+    """Ids of values that may be boolean or integer arrays.
+
+    The outputs of ops with no gradient (comparisons, logical ops...) but
+    ``ones_like`` and ``zeros_like`` of other values, and of any op all of whose
+    Var operands are such values (``mask_a * mask_b``).
+    """
+    from ..ops.operations import array_ops as A
+    out = set()
+    for op in walk_ops(func.body):
+        vs = [a for a in op.args if isinstance(a, Var)]
+        if isinstance(op.prim, (A.OnesLike, A.ZerosLike)):     # the dtype of their input
+            integral = bool(vs) and vs[0].id in out
+        else:
+            integral = not op.prim.differentiable or (vs and all(v.id in out for v in vs))
+        if integral:
+            out.update(o.id for o in op.outs)
+    return out
 
 
 def is_number(a):

@@ -31,7 +31,7 @@ What it keeps:
 import math
 
 from .nodes import Var, Const, Op, leaves
-from .passes import shape_classes, is_number
+from .passes import shape_classes, is_number, maybe_integral
 
 #: elementwise primitives whose outputs are rounded (transcendental) values
 ROUNDED = frozenset((
@@ -91,13 +91,16 @@ def _fits(p):
 def collect_polynomials(func):
     """Rewrite ``func``'s polynomial values in Horner form where that is smaller."""
     find = shape_classes(func)
-    func.body = _Block(find).rewrite(func.body, func.result)
+    # a value that may be boolean is no atom: ``mask * ones`` is not ``mask``, and
+    # ``mask + mask`` is ``or``
+    func.body = _Block(find, maybe_integral(func)).rewrite(func.body, func.result)
     return func
 
 
 class _Block:
-    def __init__(self, find):
+    def __init__(self, find, no_grad):
         self.find = find
+        self.no_grad = no_grad
 
     def rewrite(self, ops, result):
         """``ops`` with each polynomial root rewritten, or ``ops`` if not smaller."""
@@ -156,6 +159,8 @@ class _Block:
 
     def _operand(self, a, polys):
         if isinstance(a, Var):
+            if a.id in self.no_grad:
+                return None
             return polys[a.id] if a.id in polys else self._atom(a)
         if is_number(a) and type(a.value) is not bool:
             return _Poly({(): a.value}, None)

@@ -221,6 +221,25 @@ class GradFunction:
         self.last = None
         self._last_paths = None
         self._fast = None
+        self._order = self._nested_order(fn)
+
+    def _nested_order(self, fn):
+        """n when this is ``GradOperation()`` applied n >= 2 times to a plain function.
+
+        Such a chain is compiled in Taylor mode (``ad/taylor.py``) when it can be.
+        """
+        order, g = 1, self
+        while isinstance(g.target, GradFunction):
+            op = g.grad_op
+            if op.get_all or op.get_by_list or op.sens_param or g._weights:
+                return None
+            order, g = order + 1, g.target
+        op = g.grad_op
+        if order < 2 or op.get_all or op.get_by_list or op.sens_param or g._weights \
+                or g.root is not None:
+            return None
+        self._base = g
+        return order
 
     def _split(self, args):
         n = len(args)
@@ -264,6 +283,8 @@ class GradFunction:
         if entry is None:
             with G.cache.lock():
                 entry = G.cache.get(key, self.root)
+                if entry is None and self._order is not None and G.TAYLOR:
+                    entry = G.compile_nested(self._base.fn, None, inputs, specs, self._order)
                 if entry is None:
                     entry = G.compile_grad(self.fn, self.root, inputs, specs, self._weights,
                                            paths, sens_spec=sens_spec, sens_value=sens,
