@@ -236,12 +236,15 @@ def read_broadcasts_unexpanded(func):
 def shape_classes(func):
     """``find(var)``: a key equal for Vars proven to have the same shape.
 
-    Elementwise ops (with Python-number or same-shaped operands) and ops that
-    output an input's shape (``ZerosLike``, ``Unbroadcast``...) put their
-    output in that input's class; ``func.shape_pairs``, when reverse mode
+    Elementwise ops (with Python-number or same-shaped operands, or operands
+    known to broadcast to that shape, like ``max(z, keepdims=True)`` to
+    ``z``'s) and ops that output an input's shape (``ZerosLike``,
+    ``Unbroadcast``...) put their output in that input's class; ``func.shape_pairs``, when reverse mode
     made ``func``, adds that an adjoint has its value's shape.
     """
+    from ..ops.operations.math_ops import _Reduce
     parent = {}
+    into = {}       # class root -> a value that class's shape broadcasts to
 
     def root(i):
         while parent.get(i, i) != i:
@@ -253,6 +256,12 @@ def shape_classes(func):
         ra, rb = root(a), root(b)
         if ra != rb:
             parent[ra] = rb
+            if ra in into:
+                into.setdefault(rb, into.pop(ra))
+
+    def target(v):
+        t = into.get(root(v.id))
+        return None if t is None else root(t)
 
     for d, v in getattr(func, "shape_pairs", ()):
         if isinstance(d, Var) and isinstance(v, Var):
@@ -264,11 +273,22 @@ def shape_classes(func):
         k = op.prim.output_shape_of
         if k is not None and k < len(op.args) and isinstance(op.args[k], Var):
             union(out.id, op.args[k].id)
+        elif isinstance(op.prim, _Reduce) and op.prim.keep_dims and isinstance(op.args[0], Var):
+            into[root(out.id)] = op.args[0].id      # keepdims: broadcasts back to its input
         elif op.prim.elementwise:
             vs = [a for a in op.args if isinstance(a, Var)]
-            if vs and all(isinstance(a, Var) or is_number(a) for a in op.args) and \
-                    len({root(v.id) for v in vs}) == 1:
+            if not vs or not all(isinstance(a, Var) or is_number(a) for a in op.args):
+                continue
+            if len({root(v.id) for v in vs}) == 1:
                 union(out.id, vs[0].id)
+                continue
+            full = {root(v.id) for v in vs if target(v) is None}
+            small = {target(v) for v in vs if target(v) is not None}
+            if len(full) == 1 and small <= full:
+                # ``z - max(z, keepdims)``: the smaller operands broadcast to z's shape
+                union(out.id, next(v for v in vs if target(v) is None).id)
+            elif not full and len(small) == 1:
+                into[root(out.id)] = small.pop()
     return lambda v: root(v.id)
 
 
