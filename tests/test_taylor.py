@@ -10,7 +10,6 @@ primitive.
 import math
 
 import numpy as np
-import pytest
 
 import s2sad
 from s2sad import Tensor
@@ -19,7 +18,7 @@ from s2sad.ad import taylor
 from s2sad.ops import GradOperation
 from s2sad.ops import operations as P
 
-from test_second_order import CASES, normal, positive
+from test_second_order import CASES, _IR_OP, normal, positive
 
 
 def chain(fn, n):
@@ -43,9 +42,8 @@ def rule_classes():
 
 
 def staged_prims(case):
-    import re
     ir = s2sad.get_ir(GradOperation()(case.fn), *case.args, stage="forward")
-    return set(re.findall(r"=\s*([A-Za-z_][A-Za-z0-9_]*)[\[(]", ir))
+    return set(_IR_OP.findall(ir))
 
 
 def test_taylor_matches_nested_reverse_for_every_rule(monkeypatch):
@@ -74,7 +72,7 @@ def test_taylor_matches_nested_reverse_for_every_rule(monkeypatch):
     names = {cls.__name__ for cls in rule_classes()}
     with_case = {c.prim for c in CASES} & names
     assert with_case - covered == set(), sorted(with_case - covered)
-    assert taken >= 60, taken
+    assert taken >= 100, taken     # 105 of the 187 cases when written
 
 
 def derivatives(fn, x, orders, monkeypatch):

@@ -162,7 +162,7 @@ def same_shape(func):
     find = shape_classes(func)
     ones = {op.outs[0].id for op in walk_ops(func.body) if isinstance(op.prim, A.OnesLike)}
     # ones * mask is a float array, and mask + mask would be ``or``
-    no_grad = maybe_integral(func)
+    integral = maybe_integral(func)
     subst = {}
 
     def same(a, b):
@@ -183,7 +183,7 @@ def same_shape(func):
             elif isinstance(p, M.Mul) and len(a) == 2:
                 for one, other in ((a[0], a[1]), (a[1], a[0])):
                     if isinstance(one, Var) and one.id in ones and same(one, other) \
-                            and other.id not in no_grad:
+                            and other.id not in integral:
                         subst[op.outs[0].id] = other
                         break
 
@@ -239,8 +239,9 @@ def shape_classes(func):
     Elementwise ops (with Python-number or same-shaped operands, or operands
     known to broadcast to that shape, like ``max(z, keepdims=True)`` to
     ``z``'s) and ops that output an input's shape (``ZerosLike``,
-    ``Unbroadcast``...) put their output in that input's class; ``func.shape_pairs``, when reverse mode
-    made ``func``, adds that an adjoint has its value's shape.
+    ``Unbroadcast``...) put their output in that input's class;
+    ``func.shape_pairs``, when reverse mode made ``func``, adds that an
+    adjoint has its value's shape.
     """
     from ..ops.operations.math_ops import _Reduce
     parent = {}

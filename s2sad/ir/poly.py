@@ -98,9 +98,9 @@ def collect_polynomials(func):
 
 
 class _Block:
-    def __init__(self, find, no_grad):
+    def __init__(self, find, integral):
         self.find = find
-        self.no_grad = no_grad
+        self.integral = integral
 
     def rewrite(self, ops, result):
         """``ops`` with each polynomial root rewritten, or ``ops`` if not smaller."""
@@ -159,7 +159,7 @@ class _Block:
 
     def _operand(self, a, polys):
         if isinstance(a, Var):
-            if a.id in self.no_grad:
+            if a.id in self.integral:
                 return None
             return polys[a.id] if a.id in polys else self._atom(a)
         if is_number(a) and type(a.value) is not bool:

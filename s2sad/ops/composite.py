@@ -221,22 +221,22 @@ class GradFunction:
         self.last = None
         self._last_paths = None
         self._fast = None
-        self._order = self._nested_order(fn)
+        self._order = self._nested_order()
 
-    def _nested_order(self, fn):
+    def _nested_order(self):
         """n when this is ``GradOperation()`` applied n >= 2 times to a plain function.
 
         Such a chain is compiled in Taylor mode (``ad/taylor.py``) when it can be.
         """
         order, g = 1, self
-        while isinstance(g.target, GradFunction):
+        while True:
             op = g.grad_op
             if op.get_all or op.get_by_list or op.sens_param or g._weights:
                 return None
+            if not isinstance(g.target, GradFunction):
+                break
             order, g = order + 1, g.target
-        op = g.grad_op
-        if order < 2 or op.get_all or op.get_by_list or op.sens_param or g._weights \
-                or g.root is not None:
+        if order < 2 or g.root is not None:
             return None
         self._base = g
         return order
