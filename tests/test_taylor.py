@@ -154,6 +154,7 @@ def test_tanh_matches_the_paddle_seed(monkeypatch):
     """Orders 2 and 3 of tanh at 1.0 print -0.6397 and 0.6216267 in Paddle's guide."""
     x = np.array([1.0], np.float32)
     d = derivatives(f_tanh, x, (2, 3), monkeypatch)
+    # the guide prints 4 and 7 significant digits of float32 results
     np.testing.assert_allclose(d[2], [-0.6397], rtol=1e-4)
     np.testing.assert_allclose(d[3], [0.6216267], rtol=1e-5)
     assert d[2].dtype == np.float32 and d[3].dtype == np.float32
@@ -219,6 +220,7 @@ def test_tensor_inputs_and_other_arguments(monkeypatch):
     x, y = normal((3,), 5), normal((3,), 6)
     got, used, _ = run(f, (Tensor(x), Tensor(y)), 3, True, monkeypatch)
     assert used
+    # exp(x) * y computed by a few float64 ops: rounding only
     np.testing.assert_allclose(got, np.exp(x) * y, rtol=1e-12)
 
 
@@ -243,6 +245,7 @@ def test_what_taylor_mode_leaves_to_nested_reverse(monkeypatch):
     a, b, c = x, np.sin(x), np.sin(np.sin(x))
     d2 = (-np.sin(c) * np.cos(b) ** 2 * np.cos(a) ** 2
           - np.cos(c) * np.sin(b) * np.cos(a) ** 2 - np.cos(c) * np.cos(b) * np.sin(a))
+    # the same float64 terms summed in another order: rounding only
     np.testing.assert_allclose(got, d2, rtol=1e-12)
     got, used, _ = run(f_affine, (x,), 3, True, monkeypatch)
     assert not used
@@ -251,6 +254,7 @@ def test_what_taylor_mode_leaves_to_nested_reverse(monkeypatch):
     monkeypatch.setattr(G, "TAYLOR", True)
     (res,) = g(x)
     assert "order-2" not in g.last.source.splitlines()[0]
+    # exp(x) times ones, float64: rounding only
     np.testing.assert_allclose(res, np.exp(x), rtol=1e-12)
 
 
@@ -270,4 +274,4 @@ def test_nested_third_order_through_boolean_masks(monkeypatch):
     np.testing.assert_allclose(third, fd, rtol=1e-6, atol=1e-7)
     taylor_third, used, _ = run(f, (x,), 3, True, monkeypatch)
     assert used
-    np.testing.assert_allclose(taylor_third, fd, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(taylor_third, fd, rtol=1e-6, atol=1e-7)     # as above
