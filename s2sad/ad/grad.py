@@ -17,6 +17,7 @@ from ..ir.nodes import walk_ops
 from ..ir.passes import dce, cse, same_shape, read_broadcasts_unexpanded
 from ..ir.seed import ones_to_shape, restore_unfolded, seed_without_reduction
 from ..ir.stacks import prune_stack_slots
+from ..ir.products import sum_matmul_grads
 from ..ir.algebra import fold_negations
 from ..ir.poly import collect_polynomials
 from ..frontend.build import Builder
@@ -239,7 +240,7 @@ def _finish(ir, t, header, **kw):
     seed_without_reduction(ir)
     ir = fold_negations(dce(cse(same_shape(ir))))
     ir = verify(restore_unfolded(dce(prune_stack_slots(ir)), seeds))
-    ir = dce(read_broadcasts_unexpanded(ir))
+    ir = sum_matmul_grads(dce(read_broadcasts_unexpanded(ir)))
     gen = CodeGen()
     title = "%s of %s (%s)" % (header, t.display, _display_path(t.info.filename))
     if any(op.frame is not None for op in walk_ops(ir.body)):

@@ -260,3 +260,96 @@ def math_matmul_grad_b(d, x, y):
         d2 = d2[..., None]
     g = np.matmul(np.swapaxes(x2, -1, -2), d2)
     return _sum_to(g, tuple(ys) + (1,) if len(ys) == 1 else tuple(ys)).reshape(ys)
+
+
+#: buffered operand elements after which a ``MatMulGradSum`` multiplies (512 KB of float64)
+_BATCH = 1 << 16
+
+
+class MatMulGradSum:
+    """A loop's weight gradient ``sum_t grad(x_t @ y_t)``, multiplied once per batch.
+
+    An RNN's backward loop adds ``np.outer(d_t, h_t)`` into ``dW`` every step:
+    two NumPy calls on small arrays per step.  Each term is ``L_t.T @ R_t``
+    for rows ``L_t``, ``R_t`` (``d_t``, ``h_t`` themselves, or transposed
+    views), so the sum is ``L.T @ R`` over the stacked rows: the operands
+    are kept and multiplied in one call when ``_BATCH`` elements are
+    pending, or at ``total()``.  The sum is reordered, nothing else.
+    Operands of other ranks, and large ones (no call to save), are added
+    at once.
+    """
+    __slots__ = ("acc", "pending", "size")
+
+    def __init__(self, like):
+        self.acc = np.zeros_like(like)
+        self.pending = {}       # (shapes, dtypes) -> ([L_t], [R_t])
+        self.size = 0
+
+    def add(self, index, d):
+        """A contribution that is not a matmul gradient: added now."""
+        from .runtime import accumulate_at
+        accumulate_at(self.acc, index, d)
+        return self
+
+    def add_grad_a(self, d, x, y):
+        """``+= math_matmul_grad_a(d, x, y)``: ``d @ y.T``, or ``outer(d, y)``."""
+        if type(d) is np.ndarray and type(y) is np.ndarray and d.ndim == y.ndim \
+                and len(_shape(x)) == 2:
+            if d.ndim == 1:
+                return self._rows(d, y)
+            if d.ndim == 2:
+                return self._rows(d.T, y.T)
+        self.acc += math_matmul_grad_a(d, x, y)
+        return self
+
+    def add_grad_b(self, d, x, y):
+        """``+= math_matmul_grad_b(d, x, y)``: ``x.T @ d``, or ``outer(x, d)``."""
+        if type(d) is np.ndarray and type(x) is np.ndarray and d.ndim == x.ndim \
+                and d.ndim <= 2 and len(_shape(y)) == 2:
+            return self._rows(x, d)
+        self.acc += math_matmul_grad_b(d, x, y)
+        return self
+
+    def add_matmul(self, a, b, transpose_a, transpose_b):
+        """``+= op(a) @ op(b)`` for 2-D operands: ``MatMul``'s product, transposed as flagged."""
+        if type(a) is np.ndarray and type(b) is np.ndarray and a.ndim == b.ndim == 2:
+            return self._rows(a if transpose_a else a.T, b.T if transpose_b else b)
+        self.acc += (a.T if transpose_a else a) @ (b.T if transpose_b else b)
+        return self
+
+    def _rows(self, lhs, rhs):
+        n = lhs.size + rhs.size
+        if n > _BATCH >> 4:
+            # large: one call more or less costs nothing to speak of
+            self.acc += np.multiply.outer(lhs, rhs) if lhs.ndim == 1 else lhs.T @ rhs
+            return self
+        key = (lhs.shape, rhs.shape, lhs.dtype, rhs.dtype)
+        pending = self.pending.get(key)
+        if pending is None:
+            pending = self.pending[key] = ([], [])
+        pending[0].append(lhs)
+        pending[1].append(rhs)
+        self.size += n
+        if self.size > _BATCH:
+            self._flush()
+        return self
+
+    def _flush(self):
+        for lhs, rhs in self.pending.values():
+            if lhs[0].ndim == 1:
+                self.acc += np.array(lhs).T @ np.array(rhs)
+            else:
+                self.acc += np.concatenate(lhs).T @ np.concatenate(rhs)
+        self.pending.clear()
+        self.size = 0
+
+    def total(self):
+        """The sum so far (the loop is over: the pending batch is multiplied)."""
+        if self.size:
+            self._flush()
+        return self.acc
+
+
+def math_matmul_grad_sum(like):
+    """A ``MatMulGradSum`` accumulating into zeros shaped like ``like``."""
+    return MatMulGradSum(like)

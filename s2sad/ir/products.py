@@ -1,0 +1,158 @@
+"""A backward loop's matmul gradients summed once per batch (``rt.MatMulGradSum``).
+
+The gradient of a weight read by a loop is accumulated in the backward loop,
+``d_W[...] += outer(d_t, h_t)`` per iteration.  On an RNN's small arrays each
+step pays for two NumPy calls there; the sum of the terms is one matmul over
+the stacked operands.  ``sum_matmul_grads`` rewrites such an accumulator
+into a ``MatMulGradSum`` that keeps the operands and multiplies them in
+batches.  It runs last, on the program that is compiled: the collector has
+no derivative rules.
+"""
+from ..ops.primitive import Primitive
+from ..ops.operations.math_ops import MatMul, MatMulGradA, MatMulGradB
+from .control import ForRange, NewAccumulator, AccumulateAt
+from .nodes import Var, Op, use_counts
+
+
+class NewMatMulGradSum(Primitive):
+    """``NewAccumulator`` whose additions may be matmul gradients kept for later."""
+    stateful = True
+    differentiable = False
+
+    def emit(self, x):
+        return "rt.math_matmul_grad_sum(%s)" % x
+
+
+class SumAdd(Primitive):
+    """``AccumulateAt`` into a ``MatMulGradSum``: added at once."""
+    stateful = True
+    differentiable = False
+
+    def emit(self, acc, index, d):
+        return "%s.add(%s, %s)" % (acc, index, d)
+
+
+class SumAddGradA(Primitive):
+    """``+= MatMulGradA(d, x, y)``, batched with the other iterations' terms."""
+    stateful = True
+    differentiable = False
+    shape_only_inputs = (2,)
+
+    def emit(self, acc, d, x, y):
+        return "%s.add_grad_a(%s, %s, %s)" % (acc, d, x, y)
+
+
+class SumAddGradB(Primitive):
+    """``+= MatMulGradB(d, x, y)``, batched with the other iterations' terms."""
+    stateful = True
+    differentiable = False
+    shape_only_inputs = (3,)
+
+    def emit(self, acc, d, x, y):
+        return "%s.add_grad_b(%s, %s, %s)" % (acc, d, x, y)
+
+
+class SumAddMatMul(Primitive):
+    """``+= MatMul(transpose_a, transpose_b)(a, b)``, batched with the other iterations' terms."""
+    stateful = True
+    differentiable = False
+
+    def __init__(self, transpose_a=False, transpose_b=False):
+        super().__init__(transpose_a=bool(transpose_a), transpose_b=bool(transpose_b))
+
+    def emit(self, acc, a, b):
+        return "%s.add_matmul(%s, %s, %r, %r)" % (acc, a, b, self.transpose_a, self.transpose_b)
+
+
+class SumTotal(Primitive):
+    """The array a ``MatMulGradSum`` holds once its loop is over."""
+    stateful = True
+    differentiable = False
+
+    def emit(self, acc):
+        return "%s.total()" % acc
+
+
+_ADD = {MatMulGradA: lambda prim: SumAddGradA(), MatMulGradB: lambda prim: SumAddGradB(),
+        MatMul: lambda prim: SumAddMatMul(prim.transpose_a, prim.transpose_b)}
+
+
+def sum_matmul_grads(func):
+    """Give each backward-loop accumulator that adds matmul gradients a ``MatMulGradSum``."""
+    counts = use_counts(func)
+    made = {}
+
+    def index(ops):
+        for op in ops:
+            for o in op.outs:
+                made[o.id] = (op, ops)
+            for r in op.regions:
+                index(r.ops)
+
+    index(func.body)
+    loops = [(op, block) for op, block in made.values() if isinstance(op.prim, ForRange)]
+    done = set()
+    for loop, block in loops:
+        if id(loop) not in done:
+            done.add(id(loop))
+            _rewrite_loop(loop, block, counts, made)
+    return func
+
+
+def _rewrite_loop(loop, block, counts, made):
+    body = loop.regions[0]
+    for k, param in enumerate(body.params[1:]):
+        init = loop.args[3 + k]
+        maker = made.get(init.id) if isinstance(init, Var) else None
+        if maker is None or not isinstance(maker[0].prim, NewAccumulator) \
+                or counts.get(init.id) != 1:
+            continue
+        links = _chain(body, param, body.result[k], counts)
+        if not links:
+            continue
+        products = [_product(link, body, counts, made) for link in links]
+        if not any(products):
+            continue
+        maker[0].prim = NewMatMulGradSum()
+        for link, prod in zip(links, products):
+            if prod is None:
+                link.prim = SumAdd()
+            else:
+                link.prim = _ADD[type(prod.prim)](prod.prim)
+                link.args = [link.args[0]] + list(prod.args)
+                link.origin = prod.origin
+                body.ops.remove(prod)
+        # the loop now yields the collector; its old output is the collector's total
+        out = loop.outs[k]
+        collector = Var(out.hint)
+        loop.outs[k] = collector
+        block.insert(block.index(loop) + 1,
+                     Op(SumTotal(), [collector], [out], loop.loc, frame=loop.frame))
+
+
+def _chain(body, param, result, counts):
+    """The ``AccumulateAt`` ops from ``param`` to ``result``, each read once, or None."""
+    adds = {op.args[0].id: op for op in body.ops
+            if isinstance(op.prim, AccumulateAt) and isinstance(op.args[0], Var)}
+    links, cur = [], param
+    while cur is not result:
+        link = adds.get(cur.id)
+        if link is None or counts.get(cur.id) != 1:
+            return None
+        links.append(link)
+        cur = link.outs[0]
+    if counts.get(cur.id) != 1:
+        return None
+    return links
+
+
+def _product(link, body, counts, made):
+    """The matmul-gradient op that ``link`` adds, when only ``link`` reads it."""
+    index, part = link.args[1], link.args[2]
+    if not isinstance(part, Var) or getattr(index, "value", None) is not Ellipsis:
+        return None
+    prod, where = made.get(part.id, (None, None))
+    if prod is None or where is not body.ops or type(prod.prim) not in _ADD \
+            or counts.get(part.id) != 1:
+        return None
+    return prod
