@@ -275,3 +275,33 @@ def test_nested_third_order_through_boolean_masks(monkeypatch):
     taylor_third, used, _ = run(f, (x,), 3, True, monkeypatch)
     assert used
     np.testing.assert_allclose(taylor_third, fd, rtol=1e-6, atol=1e-7)     # as above
+
+
+def f_two(x, y):
+    return np.sum(np.sin(x) * y + np.exp(x))
+
+
+def test_grad_of_grad_is_a_taylor_chain(monkeypatch):
+    """``s2sad.grad(s2sad.grad(f))``, first input each time: Taylor mode, like the chain
+    of ``GradOperation``; other positions and options keep the nested functions."""
+    monkeypatch.setattr(G, "TAYLOR", True)
+    x, y = normal((5,), 8), normal((5,), 9)
+    g3 = s2sad.grad(s2sad.grad(s2sad.grad(f_two)))
+    got = g3(x, y)
+    assert s2sad.get_source(g3, x, y).startswith("# s2sad: order-3 gradient of f_two")
+    # d^3/dx^3 (sin(x) y + exp(x)) in closed form, float64 rounding only
+    np.testing.assert_allclose(got, -np.cos(x) * y + np.exp(x), rtol=1e-12, atol=1e-12)
+    assert s2sad.grad(s2sad.grad(f_two)) is s2sad.grad(s2sad.grad(f_two))     # memoized
+    got_t = s2sad.grad(s2sad.grad(f_two))(Tensor(x), Tensor(y))
+    assert isinstance(got_t, Tensor)
+    np.testing.assert_allclose(got_t.asnumpy(), -np.sin(x) * y + np.exp(x), rtol=1e-12)
+    # the second input, or weights/aux anywhere: the nested functions, same values
+    d2y = s2sad.grad(s2sad.grad(f_two), 1)
+    np.testing.assert_allclose(d2y(x, y), np.cos(x), rtol=1e-12)
+    assert not s2sad.get_source(d2y, x, y).startswith("# s2sad: order-")
+    try:
+        s2sad.grad(s2sad.grad(f_two))(1.5, y)
+    except TypeError as e:
+        assert "grad_position 0 refers to a float" in str(e)
+    else:
+        raise AssertionError("a constant first input must be refused")

@@ -357,10 +357,7 @@ class _SelectedGrad(GradFunction):
         sel_specs = tuple(map(G.arg_spec, sel))
         for p, a, spec in zip(self.positions, sel, sel_specs):
             if not G.has_runtime_leaves(spec):
-                raise TypeError(
-                    "grad_position %d refers to a %s, which s2sad treats as a constant (no "
-                    "gradient); pass a Tensor or an array, or wrap a Python number in "
-                    "s2sad.mutable(...)" % (p, type(a).__name__))
+                _constant_position(p, a)
         if self.grad_op.sens_param or len(rest) != 2:
             return GradFunction.__call__(self, sel, *rest)
         others, layout = rest
@@ -370,6 +367,13 @@ class _SelectedGrad(GradFunction):
             layout_spec = self._layout_specs[layout] = G.arg_spec(layout)
         specs = (("tuple",) + sel_specs, G.arg_spec(others), layout_spec)
         return self._call((sel, others, layout), None, specs)
+
+
+def _constant_position(p, a):
+    raise TypeError(
+        "grad_position %d refers to a %s, which s2sad treats as a constant (no "
+        "gradient); pass a Tensor or an array, or wrap a Python number in "
+        "s2sad.mutable(...)" % (p, type(a).__name__))
 
 
 def _selected_grad_function(packed, weights, positions, mode, sens_param=False):
@@ -408,8 +412,41 @@ def grad(fn, grad_position=0, weights=None, has_aux=False):
     if grad_position is None and weights is None:
         raise ValueError("For 'grad', 'grad_position' and 'weights' cannot both be None")
     positions, single = _normalize_positions(grad_position)
+    chain = getattr(fn, "__s2sad_first_grad_of__", None)
+    if chain is not None and positions == (0,) and single and weights is None and not has_aux:
+        base, order = chain
+        return _memoized(("grad-chain", base, order + 1),
+                         lambda: _grad_chain(base, order + 1))
     key = ("grad", fn, positions, single, _weights_key(weights), has_aux)
     return _memoized(key, lambda: _make_grad(fn, positions, single, weights, has_aux, False))
+
+
+def _grad_chain(base, order):
+    """``grad`` applied ``order`` times to ``base``, first input each time, as one chain.
+
+    The same derivative as the nested functions (each level differentiates
+    the sum of the one below with respect to the first input), written as
+    ``GradOperation()`` applied ``order`` times: such a chain compiles in
+    Taylor mode (``ad/taylor.py``) when it can, instead of ``order`` nested
+    reverse sweeps.
+    """
+    gf = base
+    for _ in range(order):
+        gf = GradOperation()(gf)
+
+    def grad_fn(*args):
+        if args and not G.has_runtime_leaves(G.arg_spec(args[0])):
+            _constant_position(0, args[0])
+        return gf(*args)
+    grad_fn.__s2sad_first_grad_of__ = (base, order)
+    return _inspectable_chain(grad_fn, gf)
+
+
+def _inspectable_chain(wrapper, gf):
+    def compiled(*args):
+        return gf.compiled(*args) if args else gf.last
+    wrapper.__s2sad_compiled__ = compiled
+    return wrapper
 
 
 @constexpr
@@ -458,6 +495,9 @@ def _make_grad(fn, positions, single, weights, has_aux, with_value):
         rest, layout = _arrangement(positions, len(args))
         grads = gf(_take(args, positions), _take(args, rest), layout)
         return _select(grads, mode, single)
+    if positions == (0,) and single and weights is None and not has_aux \
+            and inspect.isfunction(fn):
+        grad_fn.__s2sad_first_grad_of__ = (fn, 1)       # grad(grad_fn) continues the chain
     return _inspectable(grad_fn, gf, positions)
 
 
