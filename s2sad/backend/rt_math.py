@@ -289,7 +289,6 @@ class MatMulGradSum:
         """A contribution that is not a matmul gradient: added now."""
         from .runtime import accumulate_at
         accumulate_at(self.acc, index, d)
-        return self
 
     def add_grad_a(self, d, x, y):
         """``+= math_matmul_grad_a(d, x, y)``: ``d @ y.T``, or ``outer(d, y)``."""
@@ -300,7 +299,6 @@ class MatMulGradSum:
             if d.ndim == 2:
                 return self._rows(d.T, y.T)
         self.acc += math_matmul_grad_a(d, x, y)
-        return self
 
     def add_grad_b(self, d, x, y):
         """``+= math_matmul_grad_b(d, x, y)``: ``x.T @ d``, or ``outer(x, d)``."""
@@ -308,21 +306,19 @@ class MatMulGradSum:
                 and d.ndim <= 2 and len(_shape(y)) == 2:
             return self._rows(x, d)
         self.acc += math_matmul_grad_b(d, x, y)
-        return self
 
     def add_matmul(self, a, b, transpose_a, transpose_b):
         """``+= op(a) @ op(b)`` for 2-D operands: ``MatMul``'s product, transposed as flagged."""
         if type(a) is np.ndarray and type(b) is np.ndarray and a.ndim == b.ndim == 2:
             return self._rows(a if transpose_a else a.T, b.T if transpose_b else b)
         self.acc += (a.T if transpose_a else a) @ (b.T if transpose_b else b)
-        return self
 
     def _rows(self, lhs, rhs):
         n = lhs.size + rhs.size
         if n > _BATCH >> 4:
             # large: one call more or less costs nothing to speak of
             self.acc += np.multiply.outer(lhs, rhs) if lhs.ndim == 1 else lhs.T @ rhs
-            return self
+            return
         key = (lhs.shape, rhs.shape, lhs.dtype, rhs.dtype)
         pending = self.pending.get(key)
         if pending is None:
@@ -332,7 +328,6 @@ class MatMulGradSum:
         self.size += n
         if self.size > _BATCH:
             self._flush()
-        return self
 
     def _flush(self):
         for lhs, rhs in self.pending.values():

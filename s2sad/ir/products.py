@@ -114,14 +114,21 @@ def _rewrite_loop(loop, block, counts, made):
         if not any(products):
             continue
         maker[0].prim = NewMatMulGradSum()
+        # every term is added where it was computed (where its operands are
+        # live under their names), into the one collector the loop carries
         for link, prod in zip(links, products):
             if prod is None:
-                link.prim = SumAdd()
+                term = Op(SumAdd(), [param] + link.args[1:], [], link.loc, link.origin,
+                          frame=link.frame)
+                body.ops[body.ops.index(link)] = term
             else:
-                link.prim = _ADD[type(prod.prim)](prod.prim)
-                link.args = [link.args[0]] + list(prod.args)
-                link.origin = prod.origin
-                body.ops.remove(prod)
+                term = Op(_ADD[type(prod.prim)](prod.prim), [param] + list(prod.args), [],
+                          prod.loc, prod.origin, frame=prod.frame)
+                body.ops[body.ops.index(prod)] = term
+                body.ops.remove(link)
+        result = list(body.result)
+        result[k] = param
+        body.result = tuple(result)
         # the loop now yields the collector; its old output is the collector's total
         out = loop.outs[k]
         collector = Var(out.hint)
