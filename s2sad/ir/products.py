@@ -32,24 +32,18 @@ class SumAdd(Primitive):
         return "%s.add(%s, %s)" % (acc, index, d)
 
 
-class SumAddGradA(Primitive):
-    """``+= MatMulGradA(d, x, y)``, batched with the other iterations' terms."""
+class SumAddGrad(Primitive):
+    """``+= MatMulGradA/B(d, x, y)`` (``side`` "a" or "b"), batched with the other terms."""
     stateful = True
     differentiable = False
-    shape_only_inputs = (2,)
+
+    def __init__(self, side):
+        super().__init__(side=side)
+        # only the operand whose gradient this is is read for its shape
+        self.shape_only_inputs = (2,) if side == "a" else (3,)
 
     def emit(self, acc, d, x, y):
-        return "%s.add_grad_a(%s, %s, %s)" % (acc, d, x, y)
-
-
-class SumAddGradB(Primitive):
-    """``+= MatMulGradB(d, x, y)``, batched with the other iterations' terms."""
-    stateful = True
-    differentiable = False
-    shape_only_inputs = (3,)
-
-    def emit(self, acc, d, x, y):
-        return "%s.add_grad_b(%s, %s, %s)" % (acc, d, x, y)
+        return "%s.add_grad_%s(%s, %s, %s)" % (acc, self.side, d, x, y)
 
 
 class SumAddMatMul(Primitive):
@@ -73,7 +67,7 @@ class SumTotal(Primitive):
         return "%s.total()" % acc
 
 
-_ADD = {MatMulGradA: lambda prim: SumAddGradA(), MatMulGradB: lambda prim: SumAddGradB(),
+_ADD = {MatMulGradA: lambda prim: SumAddGrad("a"), MatMulGradB: lambda prim: SumAddGrad("b"),
         MatMul: lambda prim: SumAddMatMul(prim.transpose_a, prim.transpose_b)}
 
 
