@@ -229,6 +229,7 @@ def test_seed_of_a_mean_loss_skips_the_mean(mod, monkeypatch):
     for fn in (mod.mean_loss, mod.negated_mean):
         got, src, want, src0 = both(monkeypatch, lambda: ops.GradOperation()(fn), args)
         assert_same(got, want)
+        # central differences in float64 (step 1e-6): ~1e-9 relative error at most
         np.testing.assert_allclose(got, numeric_grad(fn, args, 0), rtol=1e-6, atol=1e-9)
         # the loss itself is not returned: the forward no longer computes it
         assert "xp.mean(" in src0 and "xp.mean(" not in src
@@ -241,6 +242,7 @@ def test_value_and_grad_of_a_mean_still_returns_the_mean(mod, monkeypatch):
     got, src, want, src0 = both(monkeypatch, lambda: s2sad.value_and_grad(mod.negated_mean),
                                 args)
     assert_same(got, want)
+    # the same float64 forward, run by value_and_grad: rounding only
     np.testing.assert_allclose(got[0], mod.negated_mean(*args), rtol=1e-14)
 
 
@@ -371,6 +373,7 @@ def test_broadcast_into_a_same_shaped_operand_is_not_built(mod, monkeypatch):
     z = np.random.default_rng(7).standard_normal((5, 4))
     got, src, want, src0 = both(monkeypatch, lambda: ops.GradOperation()(mod.row_logsumexp), (z,))
     assert_same(got, want)
+    # central differences in float64 (step 1e-6): ~1e-9 relative error at most
     np.testing.assert_allclose(got, numeric_grad(mod.row_logsumexp, (z,), 0), rtol=1e-6)
     # exp's rule multiplies the row sums' adjoint by exp(z), which broadcasts it
     assert "broadcast_like" in src0 and "broadcast_like" not in src
@@ -385,6 +388,7 @@ def test_broadcast_stays_where_no_operand_has_its_shape(mod, monkeypatch):
     assert_same(got, want)
     for k, g in enumerate(got):
         assert g.shape == args[k].shape
+        # central differences in float64 (step 1e-6): ~1e-9 relative error at most
         np.testing.assert_allclose(g, numeric_grad(mod.scaled_rows, args, k), rtol=1e-6)
     assert "broadcast_like" in src
 
@@ -646,6 +650,7 @@ def test_loop_gradient_of_a_weight_not_in_a_product_is_left_alone(mod):
     args = _rnn_args(np.random.default_rng(12), (5, 5), (7, 5), (5,))
     g = ops.GradOperation(get_all=True)(mod.rnn)
     got = g(*args)
+    # central differences in float64 (step 1e-6): ~1e-9 relative error at most
     np.testing.assert_allclose(got[1], numeric_grad(mod.rnn, args, 1), rtol=1e-6, atol=1e-8)
     src = s2sad.get_source(g, *args)
     assert "rt.accumulate_at(d_xs" in src and src.count("math_matmul_grad_sum") == 1
@@ -716,5 +721,6 @@ def test_matmul_grad_sum_adds_large_terms_at_once(monkeypatch):
     big = rng.standard_normal((6, 4)), rng.standard_normal((5, 4))
     s.add_grad_a(big[0], x, big[1])                 # 44 > 256 / 16: multiplied now
     assert s.size == 11
+    # float64 terms summed by one product instead of two: rounding only
     np.testing.assert_allclose(s.total(), np.outer(d, y) + big[0] @ big[1].T, rtol=1e-12)
     assert s.size == 0 and not s.pending

@@ -870,6 +870,7 @@ def f_sum_squares(x):
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_sum_squares_rules_and_value(dtype):
     x = normal((3, 4), 46).astype(dtype)
+    # a sum of 12 squares: float32 rounding (eps 1.2e-7), or float64's
     np.testing.assert_allclose(f_sum_squares(x), np.sum(x.astype(np.float64) ** 2),
                                rtol=1e-6 if dtype == np.float32 else 1e-14)
     if dtype == np.float64:
@@ -893,6 +894,7 @@ def test_euclidean_norm_of_everything_is_numpys_to_the_bit():
     for fn in (make_norm(None, None, False), make_np_norm(None, None, False)):
         assert fn(x) == np.linalg.norm(x)
         g = GradOperation()(fn)
+        # a closed form in float64, the same values by other ops: rounding only
         np.testing.assert_allclose(g(x), x / np.linalg.norm(x), rtol=1e-14)
         assert "rt.math_sum_squares(x)" in s2sad.get_source(g)
 

@@ -16,10 +16,10 @@ hypothesis example, which keeps the file to about two minutes on two cores.
 
 The regression tests at the end are the defects random programs found, each
 minimised by hand; all of them are fixed, so ``program_gen.KNOWN_BUGS`` is
-empty and no test here is marked xfail.  The way to record a new defect
-until it is fixed: its minimised program here with a strict xfail whose
-reason names its ``KNOWN_BUGS`` entry (that entry keeps the generator from
-building the construct meanwhile).
+empty and no test here is expected to fail.  The way to record a new defect
+until it is fixed: its minimised program here, marked as a strict expected
+failure whose reason names its ``KNOWN_BUGS`` entry (that entry keeps the
+generator from building the construct meanwhile).
 """
 import importlib.util
 import sys

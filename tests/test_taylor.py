@@ -294,9 +294,11 @@ def test_grad_of_grad_is_a_taylor_chain(monkeypatch):
     assert s2sad.grad(s2sad.grad(f_two)) is s2sad.grad(s2sad.grad(f_two))     # memoized
     got_t = s2sad.grad(s2sad.grad(f_two))(Tensor(x), Tensor(y))
     assert isinstance(got_t, Tensor)
+    # exp and sin in float64 times y: rounding only
     np.testing.assert_allclose(got_t.asnumpy(), -np.sin(x) * y + np.exp(x), rtol=1e-12)
     # the second input, or weights/aux anywhere: the nested functions, same values
     d2y = s2sad.grad(s2sad.grad(f_two), 1)
+    # a closed form in float64, the same values by other ops: rounding only
     np.testing.assert_allclose(d2y(x, y), np.cos(x), rtol=1e-12)
     assert not s2sad.get_source(d2y, x, y).startswith("# s2sad: order-")
     try:
