@@ -269,6 +269,15 @@ class Tensor:
     __le__ = _binary(np.less_equal)
     __gt__ = _binary(np.greater)
     __ge__ = _binary(np.greater_equal)
+    __and__ = _binary(np.bitwise_and)
+    __rand__ = _reflected(np.bitwise_and)
+    __or__ = _binary(np.bitwise_or)
+    __ror__ = _reflected(np.bitwise_or)
+    __xor__ = _binary(np.bitwise_xor)
+    __rxor__ = _reflected(np.bitwise_xor)
+
+    def __invert__(self):
+        return _wrap(np.invert(self._data))
 
     def __neg__(self):
         return _wrap(np.negative(self._data))

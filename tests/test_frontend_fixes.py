@@ -530,3 +530,18 @@ def test_a_view_made_inside_a_loop_is_followed_out_of_it():
     with pytest.raises(CompileError, match="'v \\*= ...' changes in place the array 'v' shares "
                                            "with 't'"):
         ops.GradOperation()(view_made_in_loop)(V)
+
+
+# --------------------------------------------- isinstance with a tuple of types
+def f_isinstance_tuple(x, scale):
+    if isinstance(scale, (int, float)):
+        return np.sum(x * scale)
+    return np.sum(x * scale * scale)
+
+
+def test_isinstance_with_a_tuple_of_types():
+    """Decided while compiling: a Python number is an int or float, a runtime array is not."""
+    x = np.array([1.0, -2.0])
+    g = ops.GradOperation()(f_isinstance_tuple)
+    np.testing.assert_array_equal(g(x, 3.0), [3.0, 3.0])
+    np.testing.assert_array_equal(g(x, np.array(3.0)), [9.0, 9.0])

@@ -541,3 +541,19 @@ def test_sens_for_scalar_output(sens):
     x = np.array([1.0, -2.0])
     g = ops.GradOperation(sens_param=True)(f_scalar_out)(x, sens)
     np.testing.assert_allclose(g, 2.0 * 2 * x, rtol=1e-15)
+
+
+# ---------------------------------------------- a NumPy function or a primitive
+def test_gradient_of_a_numpy_function_or_primitive_itself():
+    """``GradOperation()(np.tanh)`` and ``GradOperation()(ops.Sin())``: closed forms."""
+    x = np.array([0.5, -1.0, 2.0])
+    np.testing.assert_allclose(ops.GradOperation()(np.tanh)(x), 1 - np.tanh(x) ** 2,
+                               rtol=1e-15)   # the same float64 operations in another order
+    np.testing.assert_allclose(ops.GradOperation()(ops.GradOperation()(np.sin))(x), -np.sin(x),
+                               rtol=1e-15)   # as above
+    g = ops.GradOperation()(ops.Sin())
+    np.testing.assert_array_equal(g(x), np.cos(x))
+    assert "def Sin_grad(x):" in g.last.source
+    dx, dy = ops.GradOperation(get_all=True)(np.multiply)(x, 3 * x)
+    np.testing.assert_array_equal(dx, 3 * x)
+    np.testing.assert_array_equal(dy, x)

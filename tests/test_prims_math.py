@@ -935,6 +935,7 @@ OWNED = ["Add", "Sub", "Mul", "RealDiv", "Pow", "FloorDiv", "Mod", "Atan2", "Max
          "ArgMinWithValue"]
 NOT_DIFFERENTIABLE = ["Sign", "Equal", "NotEqual", "Less", "LessEqual", "Greater",
                       "GreaterEqual", "LogicalAnd", "LogicalOr", "LogicalNot",
+                      "BitwiseAnd", "BitwiseOr", "BitwiseXor", "Invert",
                       "ArgIndicator", "NormShape"]
 
 
@@ -1078,3 +1079,82 @@ def test_matmul_grad_primitives_rules():
     check_jvp(f_matmul_grad_a, (normal((2, 4), 98), normal((3, 4), 99)))
     check_vjp(f_matmul_grad_b, (normal((2, 4), 98), normal((2, 3), 99)))
     check_jvp(f_matmul_grad_b, (normal((2, 4), 98), normal((2, 3), 99)))
+
+
+# ============================================================ x ** y at zero
+# d(x ** y)/dx = y * x ** (y - 1) is 0 * inf at x = 0 when y = 0, and
+# d(x ** y)/dy = x ** y * log(x) is 0 * -inf at x = 0 when y > 0; the true
+# slopes there are 0 (x ** 0 is constant; 0 ** y is 0 for every y > 0).
+def f_pow_consts(x):
+    return np.sum(x ** 0 + x ** 1 + x ** 2 + x ** 3 + 2.0 * x ** 0.0)
+
+
+def f_pow_arrays(x, y):
+    return np.sum(x ** y)
+
+
+def f_pow_square(x):
+    return np.sum(x ** 2)
+
+
+def test_constant_exponents_at_zero_closed_form():
+    x = np.array([0.0, 0.5, -1.5, 2.0])
+    g = GradOperation()(f_pow_consts)
+    np.testing.assert_array_equal(g(x), 1 + 2 * x + 3 * x ** 2)   # exact: small integers
+    square = GradOperation()(f_pow_square)
+    np.testing.assert_array_equal(square(x), 2 * x)
+    code = [ln.strip() for ln in square.last.source.splitlines() if not ln.strip().startswith("#")]
+    assert "mul_x = 2 * x" in code and not any("**" in ln for ln in code)   # no ``x ** 1``
+    # second derivative: 2 + 6x, 0 ** 1 included
+    gg = GradOperation()(GradOperation()(f_pow_consts))
+    np.testing.assert_array_equal(gg(x), 2 + 6 * x)
+    np.testing.assert_array_equal(s2sad.jvp(f_pow_consts, (x,), (np.ones(4),))[1],
+                                  np.sum(1 + 2 * x + 3 * x ** 2))
+
+
+def test_array_exponents_at_zero_closed_form():
+    x = np.array([0.0, 0.0, 0.0, 1.5, 2.0, 0.7])
+    y = np.array([0.0, 1.0, 2.5, 0.0, 3.0, -1.2])
+    with np.errstate(divide="raise", invalid="raise"):      # no 0 * inf on the way
+        dx, dy = GradOperation(get_all=True)(f_pow_arrays)(x, y)
+    expect_dx = np.array([0.0, 1.0, 0.0, 0.0, 12.0, -1.2 * 0.7 ** -2.2])
+    expect_dy = np.array([0.0, 0.0, 0.0, np.log(1.5), 8 * np.log(2.0), 0.7 ** -1.2 * np.log(0.7)])
+    # float64 rounding of pow and log
+    np.testing.assert_allclose(dx, expect_dx, rtol=1e-14, atol=0)
+    np.testing.assert_allclose(dy, expect_dy, rtol=1e-14, atol=0)
+    _, t = s2sad.jvp(f_pow_arrays, (x, y), (np.ones(6), np.ones(6)))
+    np.testing.assert_allclose(t, np.sum(expect_dx + expect_dy), rtol=1e-14)
+
+
+def f_pow_dx(x, y):
+    return GradOperation()(f_pow_arrays)(x, y)
+
+
+def test_mixed_second_derivative_where_the_exponent_is_zero():
+    """d/dy of d(x ** y)/dx is x ** (y - 1) * (1 + y log x): 1/x at y = 0, x > 0."""
+    x = np.array([0.5, 1.5, 2.0])
+    y = np.array([0.0, 0.0, 1.3])
+    got = GradOperation(get_all=True)(f_pow_dx)(x, y)[1]
+    np.testing.assert_allclose(got, x ** (y - 1) * (1 + y * np.log(x)), rtol=1e-14)
+
+
+def f_bitwise(x):
+    inside = (x > 0) & ~(x > 0.5)
+    outer = (x < -1) ^ (x < -2) | np.bitwise_and(x < -5, True)
+    return np.sum(x * inside + 3.0 * x * ops.bitwise_or(outer, ops.invert(x == x)))
+
+
+def test_bitwise_operators_select_without_a_gradient():
+    x = np.array([-6.0, -3.0, -1.5, -0.5, 0.2, 0.7])
+    inside = (x > 0) & ~(x > 0.5)
+    outer = ((x < -1) ^ (x < -2)) | (x < -5)
+    np.testing.assert_array_equal(GradOperation()(f_bitwise)(x), inside + 3.0 * outer)
+    a, b = np.array([5, 3, 0]), np.array([3, 6, 7])
+    for prim, ref in ((P.BitwiseAnd(), a & b), (P.BitwiseOr(), a | b), (P.BitwiseXor(), a ^ b)):
+        np.testing.assert_array_equal(prim(a, b), ref)
+    np.testing.assert_array_equal(P.Invert()(a), ~a)
+    t = s2sad.Tensor(np.array([True, False]))
+    np.testing.assert_array_equal((t & True).asnumpy(), [True, False])
+    np.testing.assert_array_equal((False | t).asnumpy(), [True, False])
+    np.testing.assert_array_equal((t ^ t).asnumpy(), [False, False])
+    np.testing.assert_array_equal((~t).asnumpy(), [False, True])

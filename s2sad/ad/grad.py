@@ -25,11 +25,12 @@ from ..frontend.parse import get_source_info
 from ..backend.codegen import CodeGen
 from ..backend.outline import outline
 from ..backend.compile import compile_source
-from ..frontend import resolve
+from ..frontend import npmap, resolve
 from .reverse import reverse
 from .forward import forward
 from .taylor import taylor_objective, Unsupported
 from ..errors import S2SADError
+from ..ops.primitive import Primitive
 
 
 class Mutable:
@@ -181,6 +182,16 @@ def _param_names(fn, is_method):
     return names[1:] if is_method else names
 
 
+def _applying(prim):
+    """A Python function calling the primitive ``prim``, for differentiating it directly."""
+    def primitive(*inputs):
+        return prim(*inputs)
+    primitive.__qualname__ = primitive.__name__ = type(prim).__name__
+    primitive.__s2sad_arg_hints__ = lambda root, args, hints: (
+        ["x"] if len(args) == 1 else ["x%d" % i for i in range(len(args))])
+    return primitive
+
+
 class Trace:
     """The forward program of one call, and what it was built from."""
 
@@ -196,6 +207,8 @@ def trace(fn, root, args, specs, weights=(), weight_paths=()):
     inputs of their own even if the program never reads them.
     """
     is_method = root is not None
+    # ``GradOperation()(np.tanh)``, ``GradOperation()(ops.Sin())``: no source of their own
+    fn = npmap.lookup(fn) or (_applying(fn) if isinstance(fn, Primitive) else fn)
     names = _param_names(fn, is_method)
     hints = [names[i] if i < len(names) else "arg%d" % i for i in range(len(args))]
     arg_hints = getattr(fn, "__s2sad_arg_hints__", None)

@@ -48,9 +48,9 @@ _BINOPS = {
     gast.Mod: (operator.mod, M.Mod),
     gast.LShift: (operator.lshift, None),
     gast.RShift: (operator.rshift, None),
-    gast.BitOr: (operator.or_, None),
-    gast.BitAnd: (operator.and_, None),
-    gast.BitXor: (operator.xor, None),
+    gast.BitOr: (operator.or_, M.BitwiseOr),
+    gast.BitAnd: (operator.and_, M.BitwiseAnd),
+    gast.BitXor: (operator.xor, M.BitwiseXor),
 }
 
 _CMPOPS = {
@@ -617,8 +617,7 @@ class Builder(ControlFlow, Closures, Aliasing):
             return self.emit(M.Neg(), [operand], loc)
         if op is gast.Not:
             return self.emit(C.Not(), [operand], loc)
-        raise CompileError("'%s' on a runtime value is not supported by this version of s2sad"
-                           % ("not" if op is gast.Not else "~"), loc)
+        return self.emit(M.Invert(), [operand], loc)
 
     def ex_Compare(self, node, scope):
         loc = scope.info.loc(node)

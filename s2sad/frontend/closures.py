@@ -150,6 +150,9 @@ class Closures:
             seq = args if len(args) > 1 else self.static_sequence(args[0])
             if seq is not None and all(isinstance(s, Const) for s in seq):
                 return Const(f(s.value for s in seq))
+        if f is isinstance and len(args) == 2 and isinstance(args[1], tuple) \
+                and all(isinstance(k, Const) for k in args[1]):
+            args = [args[0], Const(tuple(k.value for k in args[1]))]   # ``(int, float)``
         if f is isinstance and len(args) == 2 and isinstance(args[1], Const):
             from ..tensor import Tensor
             import numpy as np

@@ -9,6 +9,7 @@ cos = M.Cos()
 sin = M.Sin()
 log = M.Log()
 zeros_like = A.ZerosLike()
+select = A.Select()
 
 
 def tangent_sum(a, b, out):
@@ -56,12 +57,33 @@ def get_bprop_realdiv(self):
     return bprop
 
 
+def pow_slope(x, y):
+    """``d(x ** y)/dx``: ``y * x ** (y - 1)``, which is 0 * inf at x = 0 when y is 0.
+
+    A Python-number exponent picks the form while compiling (``x ** 0`` has
+    slope ``zeros_like(x)``, ``x ** 2`` slope ``2 * x``); an array exponent is moved to 0
+    where x and y are both 0, so the slope there is ``0 * 0 ** 0 = 0``.
+    """
+    if isinstance(y, (int, float)):
+        if y == 0:
+            return zeros_like(x)
+        return 2 * x if y == 2 else y * x ** (y - 1)
+    return y * x ** (y - 1 + ((x == 0) & (y == 0)))
+
+
+def pow_log_base(x):
+    """``log(x)`` for ``d(x ** y)/dy = x ** y * log(x)``, read as 0 where x is 0.
+
+    There ``x ** y`` is 0 for y > 0, so the slope is 0 rather than 0 * -inf
+    (as PyTorch and JAX give); for y < 0 it is inf * 0, undefined.
+    """
+    return log(select(x == 0, 1, x))
+
+
 @bprop_getters.register(M.Pow)
 def get_bprop_pow(self):
     def bprop(x, y, out, dout):
-        dx = dout * (y * x ** (y - 1))
-        dy = dout * (out * log(x))
-        return binop_grad_common(x, y, dx, dy)
+        return binop_grad_common(x, y, dout * pow_slope(x, y), dout * (out * pow_log_base(x)))
     return bprop
 
 
@@ -201,8 +223,8 @@ def get_jvp_realdiv(self):
 @jvp_getters.register(M.Pow)
 def get_jvp_pow(self):
     def jvp(x, y, out, tx, ty):
-        return tangent_sum(None if tx is None else tx * (y * x ** (y - 1)),
-                           None if ty is None else ty * (out * log(x)), out)
+        return tangent_sum(None if tx is None else tx * pow_slope(x, y),
+                           None if ty is None else ty * (out * pow_log_base(x)), out)
     return jvp
 
 

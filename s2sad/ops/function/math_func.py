@@ -55,6 +55,10 @@ _minimum = M.Minimum()
 _logical_and = M.LogicalAnd()
 _logical_or = M.LogicalOr()
 _logical_not = M.LogicalNot()
+_bitwise_and = M.BitwiseAnd()
+_bitwise_or = M.BitwiseOr()
+_bitwise_xor = M.BitwiseXor()
+_invert = M.Invert()
 _matmul_ext = M.MatMulExt()
 _dot = M.Dot()
 _outer = M.Outer()
@@ -297,6 +301,22 @@ def logical_or(input, other):
 
 def logical_not(input):
     return _logical_not(input)
+
+
+def bitwise_and(input, other):
+    return _bitwise_and(input, other)
+
+
+def bitwise_or(input, other):
+    return _bitwise_or(input, other)
+
+
+def bitwise_xor(input, other):
+    return _bitwise_xor(input, other)
+
+
+def invert(input):
+    return _invert(input)
 
 
 # ----------------------------------------------------------------- products
@@ -608,7 +628,8 @@ NUMPY = {
     np.power: pow, np.negative: neg, np.floor_divide: floor_div, np.mod: floor_mod,
     np.remainder: floor_mod, np.maximum: maximum, np.minimum: minimum,
     np.logaddexp: logaddexp, np.logical_and: logical_and, np.logical_or: logical_or,
-    np.logical_not: logical_not,
+    np.logical_not: logical_not, np.bitwise_and: bitwise_and, np.bitwise_or: bitwise_or,
+    np.bitwise_xor: bitwise_xor, np.invert: invert,
     np.sum: _np_sum, np.mean: _np_mean, np.max: _np_max, np.amax: _np_max, np.min: _np_min,
     np.amin: _np_min, np.prod: _np_prod, np.cumsum: _np_cumsum,
     np.matmul: _np_matmul, np.dot: _np_dot, np.inner: inner, np.outer: _np_outer,

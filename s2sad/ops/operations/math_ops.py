@@ -44,9 +44,12 @@ RealDiv = _binary("RealDiv", "/", "x / y (true division), with NumPy broadcastin
                   "dx = dout / y, dy = -dout * out / y",
                   nondifferentiable="y = 0 (division by zero)")
 Div = RealDiv
-Pow = _binary("Pow", "**", "x ** y, with NumPy broadcasting.",
+Pow = _binary("Pow", "**", "x ** y, with NumPy broadcasting.\n\n"
+              "At x = 0 the slopes are 0 where the formulas read 0 * inf: in x when y = 0 "
+              "(x ** 0 is constant), in y when y > 0 (0 ** y is 0), as in PyTorch.",
               "dx = dout * y * x ** (y - 1), dy = dout * out * log(x)",
-              nondifferentiable="x <= 0 for dy (log(x) is undefined)")
+              nondifferentiable="in x: x = 0 with y < 1, y != 0; in y: x < 0 (log(x) is "
+                                "undefined), or x = 0 with y <= 0")
 FloorDiv = _binary(
     "FloorDiv", "//", "floor(x / y) (Python's ``//``), with NumPy broadcasting.\n\n"
     "Piecewise constant: its gradient is zero for both inputs.",
@@ -142,6 +145,14 @@ LogicalOr = _binary("LogicalOr", "xp.logical_or", "x or y, elementwise (no gradi
                     _NO_GRAD, differentiable=False)
 LogicalNot = _unary("LogicalNot", "xp.logical_not({0})", "not x, elementwise (no gradient).",
                     _NO_GRAD, differentiable=False)
+BitwiseAnd = _binary("BitwiseAnd", "&", "x & y: bitwise and of integer or boolean arrays "
+                     "(no gradient).", _NO_GRAD, differentiable=False)
+BitwiseOr = _binary("BitwiseOr", "|", "x | y: bitwise or of integer or boolean arrays "
+                    "(no gradient).", _NO_GRAD, differentiable=False)
+BitwiseXor = _binary("BitwiseXor", "^", "x ^ y: bitwise exclusive or of integer or boolean "
+                     "arrays (no gradient).", _NO_GRAD, differentiable=False)
+Invert = _unary("Invert", "~{0}", "~x: bitwise not of an integer or boolean array (``not`` "
+                "elementwise for booleans; no gradient).", _NO_GRAD, differentiable=False)
 
 
 # ------------------------------------------------------------------- products
