@@ -717,10 +717,31 @@ def test_matmul_grad_sum_adds_large_terms_at_once(monkeypatch):
     s = rt.math_matmul_grad_sum(np.zeros((6, 5)))
     d, x, y = rng.standard_normal(6), np.zeros((6, 5)), rng.standard_normal(5)
     s.add_grad_a(d, x, y)                           # 11 elements: kept for later
-    assert s.size == 11 and len(s.pending) == 1
+    assert s.size == 11 and len(s.rows[0]) == len(s.rows[1]) == 1
     big = rng.standard_normal((6, 4)), rng.standard_normal((5, 4))
     s.add_grad_a(big[0], x, big[1])                 # 44 > 256 / 16: multiplied now
     assert s.size == 11
     # float64 terms summed by one product instead of two: rounding only
     np.testing.assert_allclose(s.total(), np.outer(d, y) + big[0] @ big[1].T, rtol=1e-12)
-    assert s.size == 0 and not s.pending
+    assert s.size == 0 and not any(s.rows) and not any(s.blocks)
+
+
+def test_matmul_grad_sum_of_strided_and_mixed_rows(monkeypatch):
+    """Rows that are column views (no contiguous bytes to join), and 1-D terms mixed
+    with 2-D ones and with another dtype, each against the per-term gradients."""
+    from s2sad.backend import rt_math
+    monkeypatch.setattr(rt_math, "_BATCH", 200)         # several flushes
+    rng = np.random.default_rng(16)
+    s = rt.math_matmul_grad_sum(np.zeros((3, 4)))
+    D, H = rng.standard_normal((3, 30)), rng.standard_normal((4, 30))
+    want = np.zeros((3, 4))
+    for t in range(30):
+        d, h = D[:, t], H[:, t]                          # strided views
+        if t % 5 == 4:
+            d, h = d.astype(np.float32), h.astype(np.float32)
+        if t % 7 == 6:
+            d, h = D[:, t:t + 2], H[:, t:t + 2]          # a 2-D term: d @ h.T
+        s.add_grad_a(d, np.zeros((3, 4)), h)
+        want += rt.math_matmul_grad_a(d, np.zeros((3, 4)), h)
+    # float64 sums in another order, and float32 products for every fifth term
+    np.testing.assert_allclose(s.total(), want, rtol=0, atol=1e-6 * np.abs(want).max())
