@@ -61,8 +61,10 @@ def pow_slope(x, y):
     """``d(x ** y)/dx``: ``y * x ** (y - 1)``, which is 0 * inf at x = 0 when y is 0.
 
     A Python-number exponent picks the form while compiling (``x ** 0`` has
-    slope ``zeros_like(x)``, ``x ** 2`` slope ``2 * x``); an array exponent is moved to 0
-    where x and y are both 0, so the slope there is ``0 * 0 ** 0 = 0``.
+    slope ``zeros_like(x)``, ``x ** 2`` slope ``2 * x``); an array exponent
+    is moved to 0 where x and y are both 0, so the slope there is
+    ``0 * 0 ** 0 = 0`` (moved only there: at y = 0, x > 0 its derivative in
+    y stays ``1 / x``).
     """
     if isinstance(y, (int, float)):
         if y == 0:
