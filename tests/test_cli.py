@@ -338,7 +338,8 @@ def test_dot_control_flow_regions_are_clusters(capsys):
     assert code == 0, err
     assert re.search(r'label="While \(line 18\)"', out)
     assert re.search(r'label="If \(line 20\)"', out)
-    assert re.search(r'label="ForRange \(line 18\)"', out)           # the reverse loop
+    # the backward loop only doubled d_b: it is one scaling now, at line 19
+    assert re.search(r'= ScaleRepeated\(d_b[.0-9]*, 2, [^"]*\\nline 19\\n', out)
     for region in ("cond", "body", "then", "else"):
         assert 'label="%s"' % region in out
     assert out.count("subgraph cluster_") >= 2 + 3 * 2
@@ -347,6 +348,19 @@ def test_dot_control_flow_regions_are_clusters(capsys):
     # D2L's backward loop reads nothing of the forward iterations (b only for its
     # shape, which its adjoint has): no stack at all
     assert not any("StackPop" in l or "StackPush" in l for l in nodes.values())
+    assert_edges_at_top_level(out)
+
+
+def test_dot_backward_loop_is_a_cluster(capsys, tmp_path):
+    src = tmp_path / "loop.py"
+    src.write_text("import numpy as np\n\n\ndef g(x):\n"
+                   "    for t in range(x.shape[0]):\n        x = np.sin(x)\n"
+                   "    return np.sum(x)\n")
+    code, out, err = run(capsys, "dump", str(src) + "::g", "--format", "dot")
+    assert code == 0, err
+    # the function, and the gradient's forward and backward sweeps
+    assert len(re.findall(r'label="ForRange \(line 5\)"', out)) == 3
+    assert any("StackPop" in l for l in dot_nodes_and_edges(out)[0].values())
     assert_edges_at_top_level(out)
 
 

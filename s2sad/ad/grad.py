@@ -18,6 +18,7 @@ from ..ir.passes import dce, cse, same_shape, read_broadcasts_unexpanded
 from ..ir.seed import ones_to_shape, restore_unfolded, seed_without_reduction
 from ..ir.stacks import prune_stack_slots
 from ..ir.products import sum_matmul_grads
+from ..ir.recurrences import scale_recurrences
 from ..ir.algebra import fold_negations
 from ..ir.poly import collect_polynomials
 from ..frontend.build import Builder
@@ -252,7 +253,7 @@ def _finish(ir, t, header, **kw):
     seeds = ones_to_shape(verify(ir))
     seed_without_reduction(ir)
     ir = fold_negations(dce(cse(same_shape(ir))))
-    ir = verify(restore_unfolded(dce(prune_stack_slots(ir)), seeds))
+    ir = verify(restore_unfolded(dce(scale_recurrences(dce(prune_stack_slots(ir)))), seeds))
     ir = sum_matmul_grads(dce(read_broadcasts_unexpanded(ir)))
     gen = CodeGen()
     title = "%s of %s (%s)" % (header, t.display, _display_path(t.info.filename))

@@ -82,6 +82,28 @@ def math_sum_squares(x):
     return np.sum(x * x)
 
 
+def math_scale_repeated(x, factor, *bounds):
+    """``x`` multiplied by ``factor`` once per iteration of ``range(*bounds)``.
+
+    A floating-point array is multiplied once, by ``factor ** n`` (a Python
+    float, which keeps the array's dtype under any NumPy promotion rules).
+    Anything else (integers keep their exact arithmetic, scalars cost little),
+    or a ``factor ** n`` that overflows or vanishes (where ``inf * 0`` would
+    differ from repeated products), runs the loop as written.
+    """
+    n = len(range(*bounds))
+    if n and type(x) is np.ndarray and x.ndim and x.dtype.kind == "f":
+        try:
+            scale = float(factor) ** n
+        except OverflowError:
+            scale = math.inf
+        if 0 < abs(scale) < math.inf:
+            return x * scale
+    for _ in range(n):
+        x = x * factor
+    return x
+
+
 def math_logsumexp(x, axis, keep_dims):
     """``log(sum(exp(x)))`` over ``axis`` (``()`` = all), shifted by the max for stability."""
     ax = None if axis is None or axis == () else (
