@@ -283,6 +283,28 @@ def test_elementwise_benchmark_adjoint_has_no_negation(mod, monkeypatch):
     assert " = -" not in bwd and bwd.count(" - ") == 2, src
 
 
+def log_softmax_loss(z, t):
+    z = z - np.max(z, axis=1, keepdims=True)
+    return np.sum((z - np.log(np.sum(np.exp(z), axis=1, keepdims=True))) * t)
+
+
+def test_negations_move_through_sums_and_divisions(monkeypatch):
+    rng = np.random.default_rng(17)
+    args = (rng.standard_normal((5, 4)), rng.standard_normal((5, 4)))
+    got, src, want, src0 = both(monkeypatch, lambda: ops.GradOperation()(log_softmax_loss), args)
+    np.testing.assert_array_equal(got, want)         # exact: only signs move
+    # central differences in float64 (step 1e-6): ~1e-9 relative error at most
+    np.testing.assert_allclose(got, numeric_grad(log_softmax_loss, args, 0), rtol=1e-6,
+                               atol=1e-9)
+    # -log's adjoint goes through a row sum, a division and a product; -max's through
+    # a row sum, the division by the ties' count and the mask: both reach a subtraction
+    code = lambda text: [ln for ln in text.split("# -- backward sweep --")[1].splitlines()
+                         if not ln.strip().startswith("#")]        # noqa: E731
+    assert any(" = -" in ln for ln in code(src0))
+    assert not any(" = -" in ln for ln in code(src)), src
+    assert sum(" - " in ln for ln in code(src)) == 2, src
+
+
 # ---------------------------------------------------------------- stack slots
 def test_unread_stack_slots_are_not_pushed(mod, monkeypatch):
     rng = np.random.default_rng(9)

@@ -328,6 +328,23 @@ def test_reduce_max_splits_ties_evenly():
     np.testing.assert_allclose(g, [1 / 3, 1 / 3, 0, 1 / 3], rtol=1e-15)
 
 
+@pytest.mark.parametrize("keep_dims", [False, True])
+def test_reduce_max_ties_in_float32_both_modes(keep_dims):
+    # row 0 ties three ways, row 1 twice, row 2 not at all
+    x = np.array([[2, 2, 2, 0], [1, 5, 5, 3], [4, 0, 1, 2]], np.float32)
+    fn = make_reduce(P.ReduceMax, 1, keep_dims)
+    g = GradOperation()(fn)(x)
+    want = np.array([[1 / 3, 1 / 3, 1 / 3, 0], [0, .5, .5, 0], [1, 0, 0, 0]], np.float32)
+    assert g.dtype == np.float32
+    np.testing.assert_allclose(g, want, rtol=1e-7)      # float32 rounding of 1/3
+    # forward mode: the mean of the tangents at the ties (the same convention)
+    t = np.arange(12, dtype=np.float32).reshape(3, 4)
+    _, tangent = s2sad.jvp(fn, (x,), (t,))
+    assert tangent.dtype == np.float32
+    want_t = np.array([1.0, 5.5, 8.0], np.float32)
+    np.testing.assert_allclose(tangent, want_t[:, None] if keep_dims else want_t, rtol=1e-7)
+
+
 @pytest.mark.parametrize("zeros", [1, 2], ids=["one_zero", "two_zeros"])
 def test_reduce_prod_with_zeros(zeros):
     x = uniform(0.5, 1.5)((3, 4), 18)

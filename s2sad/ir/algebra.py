@@ -6,11 +6,15 @@ without.  ``fold_negations`` rewrites, for a negation read exactly once in
 the same block:
 
 - ``b + (-a)`` and ``(-a) + b`` into ``b - a``; ``b - (-a)`` into ``b + a``;
-- ``(-a) * b`` and ``b * (-a)`` into ``-(a * b)``, so the sign moves on
-  towards an addition that can absorb it (costing nothing when none does).
+- ``(-a) * b``, ``b * (-a)``, ``(-a) / b``, ``b / (-a)``, and a sum or
+  broadcast of ``-a`` (``Unbroadcast``, ``BroadcastLike``, ``ExpandReduced``)
+  into the negation of the same op on ``a``, so the
+  sign moves on towards an addition that can absorb it (costing nothing when
+  none does; a sum to a smaller shape negates fewer elements).
 
-Each rewrite is exact in IEEE arithmetic (negation only flips a sign bit) and
-keeps NumPy's broadcasting and dtype, so results are bit for bit the same.
+Each rewrite is exact in IEEE arithmetic (negation only flips a sign bit, and
+rounding to nearest is symmetric, so a sum of negated terms is the negated
+sum) and keeps NumPy's broadcasting and dtype: results are bit for bit the same.
 """
 from .nodes import Var, Op, use_counts
 
@@ -44,7 +48,7 @@ def _block(ops, counts):
         for r in op.regions:
             r.ops = _block(r.ops, counts)[0]
         p = type(op.prim)
-        if not op.regions and len(op.args) == 2 and p in (M.Add, M.Sub, M.Mul):
+        if not op.regions and len(op.args) == 2 and p in (M.Add, M.Sub):
             x, y = op.args
             nx = isinstance(x, Var) and x.id in negs
             ny = isinstance(y, Var) and y.id in negs
@@ -54,12 +58,14 @@ def _block(ops, counts):
                 op.prim, op.args = M.Sub(), [y, fold(x)]
             elif p is M.Sub and ny:
                 op.prim, op.args = M.Add(), [x, fold(y)]
-            elif p is M.Mul and (nx or ny) and id(op) in absorbed:
-                args = [fold(x), y] if nx else [x, fold(y)]
-                product = Var()
-                out.append(Op(M.Mul(), args, [product], op.loc, op.origin))
-                origin.append(k)
-                op.prim, op.args = M.Neg(), [product]
+        elif id(op) in absorbed and p is not M.Neg:
+            j = next(j for j in _signed_args(op) if op.args[j].id in negs)
+            args = list(op.args)
+            args[j] = fold(args[j])
+            unsigned = Var()
+            out.append(Op(op.prim, args, [unsigned], op.loc, op.origin, frame=op.frame))
+            origin.append(k)
+            op.prim, op.args = M.Neg(), [unsigned]
         if type(op.prim) is M.Neg and id(op) in absorbed:
             negs[op.outs[0].id] = op
         out.append(op)
@@ -68,13 +74,27 @@ def _block(ops, counts):
     return [op for op, _ in kept], [k for _, k in kept]
 
 
-def _absorbed(ops, counts):
-    """Ids of the negations and products whose sign an addition will absorb.
+def _signed_args(op):
+    """Positions of ``op``'s arguments whose sign its result carries, for the ops that have one."""
+    from ..ops.operations import array_ops as A
+    from ..ops.operations import math_ops as M
+    p = type(op.prim)
+    if op.regions or len(op.outs) != 1:
+        return ()
+    if p in (M.Mul, M.RealDiv) and len(op.args) == 2:
+        return [j for j, a in enumerate(op.args) if isinstance(a, Var)]
+    if p in (A.Unbroadcast, A.BroadcastLike, A.ExpandReduced) and isinstance(op.args[0], Var):
+        return (0,)
+    return ()
 
-    A chain is a single-use negation, then single-use products reading it;
-    it is worth rewriting only when an addition (either side) or a
-    subtraction (right side) reads its end: otherwise moving the sign would
-    only rename values.
+
+def _absorbed(ops, counts):
+    """Ids of the negations and sign-carrying ops whose sign an addition will absorb.
+
+    A chain is a single-use negation, then single-use ops reading it that
+    carry its sign (``_signed_args``); it is worth rewriting only when an
+    addition (either side) or a subtraction (right side) reads its end:
+    otherwise moving the sign would only rename values.
     """
     from ..ops.operations import math_ops as M
     chains, absorbed = {}, set()
@@ -89,15 +109,18 @@ def _absorbed(ops, counts):
         if p is M.Neg and single(op) and isinstance(op.args[0], Var):
             chains[op.outs[0].id] = [op]
             continue
-        if len(op.args) != 2 or p not in (M.Mul, M.Add, M.Sub):
+        hits = [j for j in _signed_args(op) if op.args[j].id in chains]
+        if hits:
+            # the sign of one argument moves on (another stays where it is)
+            chain = chains.pop(op.args[hits[0]].id)
+            if single(op):
+                chains[op.outs[0].id] = chain + [op]
+            continue
+        if len(op.args) != 2 or p not in (M.Add, M.Sub):
             continue
         x, y = op.args
         hit_x = isinstance(x, Var) and x.id in chains
         hit_y = isinstance(y, Var) and y.id in chains
-        if p is M.Mul and (hit_x or hit_y):
-            chain = chains.pop(x.id if hit_x else y.id)
-            if single(op):
-                chains[op.outs[0].id] = chain + [op]
-        elif (p is M.Add and (hit_x or hit_y)) or (p is M.Sub and hit_y):
+        if (p is M.Add and (hit_x or hit_y)) or (p is M.Sub and hit_y):
             absorbed.update(id(o) for o in chains.pop(y.id if hit_y else x.id))
     return absorbed

@@ -514,11 +514,15 @@ def get_jvp_maximum_minimum(self):
 # =============================================================================
 # Reductions
 # =============================================================================
-def extremum_share(x, axis, out, keep_dims):
-    """Each element's share of a max/min reduction's gradient: ties split evenly."""
-    # the mask cast to x's dtype: one pass, where ones_like(x) * mask made two
-    hit = A.CastLike()(equal(x, A.ExpandReduced(keep_dims)(out, x, axis)), x)
-    return hit / M.ReduceSum(True)(hit, axis)
+def extremum_hits(x, axis, out, keep_dims, count_keep_dims):
+    """Where ``x`` attains its max/min (a mask), and how often per reduced slice.
+
+    Ties split the gradient evenly.  The count is divided into the (small)
+    reduced-shaped values and the mask spreads them: two passes over ``x``'s
+    size, where a mask cast to ``x``'s dtype, divided and multiplied made four.
+    """
+    hit = equal(x, A.ExpandReduced(keep_dims)(out, x, axis))
+    return hit, A.CastLike()(M.ReduceSum(count_keep_dims)(hit, axis), x)
 
 
 @bprop_getters.register(M.ReduceMax)
@@ -528,7 +532,8 @@ def get_bprop_reduce_extremum(self):
     keep = self.keep_dims
 
     def bprop(x, axis, out, dout):
-        return expand(dout, x, axis) * extremum_share(x, axis, out, keep), zeros_like(axis)
+        hit, count = extremum_hits(x, axis, out, keep, True)
+        return (expand(dout, x, axis) / count) * hit, zeros_like(axis)
     return bprop
 
 
@@ -539,7 +544,8 @@ def get_jvp_reduce_extremum(self):
     keep = self.keep_dims
 
     def jvp(x, axis, out, tx, taxis):
-        return reduce_sum(tx * extremum_share(x, axis, out, keep), axis)
+        hit, count = extremum_hits(x, axis, out, keep, keep)
+        return reduce_sum(tx * hit, axis) / count
     return jvp
 
 
