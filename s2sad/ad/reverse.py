@@ -609,6 +609,9 @@ class _Reverse:
         matching backward region.
         """
         rebound = _defined(bwd_ops)
+        if isinstance(op.prim, C.ForRange):
+            # the backward loop binds the forward's index Var to the same values
+            rebound.add(body.params[0].id)
         needed = {i: v for i, v in _uses(bwd_ops).items() if i not in rebound}
         self._shapes_only(body, bwd_ops, needed)
         pops = []
@@ -623,6 +626,7 @@ class _Reverse:
     def _shapes_only(self, body, bwd_ops, needed):
         """Push a ``ShapeOf`` instead of a value the backward body reads only the shape of."""
         defined_here = {o.id for op in body.ops for o in op.outs}
+        defined_here.update(p.id for p in body.params)      # carried values too
         full_uses = _non_shape_uses(bwd_ops)
         shapes = {}
         for vid, var in list(needed.items()):
