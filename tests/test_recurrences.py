@@ -73,6 +73,8 @@ def test_d2l_backward_loop_is_one_scaling(mod, monkeypatch, sign):
     np.testing.assert_array_equal(got, want)
     assert "rt.math_scale_repeated(d_b_1, 2, n_iter)" in src
     assert "reversed(" not in src and "reversed(" in src0
+    # the returned derivative keeps its input's name once its unbroadcast is dropped
+    assert "d_a = d_b_2 * 2" in src and src.rstrip().endswith("return (d_a,)")
 
 
 @pytest.mark.parametrize("name, factor", [("decay", "0.3"), ("strided", "(-1.5)")])

@@ -13,7 +13,7 @@ import threading
 import numpy as np
 
 from ..ir import Var, Const, Func, leaves, verify
-from ..ir.nodes import walk_ops
+from ..ir.nodes import walk_ops, AdjointOf
 from ..ir.passes import dce, cse, same_shape, read_broadcasts_unexpanded
 from ..ir.seed import ones_to_shape, restore_unfolded, seed_without_reduction
 from ..ir.stacks import prune_stack_slots
@@ -250,11 +250,13 @@ def trace(fn, root, args, specs, weights=(), weight_paths=()):
 
 def _finish(ir, t, header, **kw):
     """Simplify, generate and compile ``ir``; bundle it with its trace."""
+    names = [getattr(v, "hint", None) for v in leaves(ir.result)]
     seeds = ones_to_shape(verify(ir))
     seed_without_reduction(ir)
     ir = fold_negations(dce(cse(same_shape(ir))))
     ir = verify(restore_unfolded(dce(scale_recurrences(dce(prune_stack_slots(ir)))), seeds))
     ir = sum_matmul_grads(dce(read_broadcasts_unexpanded(ir)))
+    _keep_result_names(ir, names)
     gen = CodeGen()
     title = "%s of %s (%s)" % (header, t.display, _display_path(t.info.filename))
     if any(op.frame is not None for op in walk_ops(ir.body)):
@@ -269,6 +271,23 @@ def _finish(ir, t, header, **kw):
     return Compiled(forward=t.forward, grad_ir=ir, source=source, fn=callable_,
                     guards=dict(t.builder.guards), inputs=t.builder.inputs,
                     result_structure=t.result, info=t.info, **kw)
+
+
+def _keep_result_names(ir, names):
+    """Name each returned derivative after its input again (``d_a``), when simplifying renamed it.
+
+    Dropping an ``unbroadcast`` or a copy leaves a rule's unnamed value in its
+    place (``mul_d_b_2``); the name it replaced says what the value is.
+    """
+    result = leaves(ir.result)
+    if len(result) != len(names):
+        return
+    taken = set()
+    for v, name in zip(result, names):
+        if isinstance(v, Var) and v.hint is None and isinstance(name, AdjointOf) \
+                and v.id not in taken:
+            v.hint = name
+            taken.add(v.id)
 
 
 def _display_path(filename):
