@@ -137,6 +137,7 @@ def unoptimised(monkeypatch):
         m.setattr(G, "seed_without_reduction", lambda ir: ir)
         m.setattr(G, "sum_matmul_grads", lambda ir: ir)
         m.setattr(G, "scale_recurrences", lambda ir: ir)
+        m.setattr(G, "hoist_invariants", lambda ir: ir)
         m.setattr(G, "CodeGen", lambda release=False: CodeGen(release=False))
         G.cache.clear()
         yield

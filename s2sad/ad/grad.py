@@ -19,6 +19,7 @@ from ..ir.seed import ones_to_shape, restore_unfolded, seed_without_reduction
 from ..ir.stacks import prune_stack_slots
 from ..ir.products import sum_matmul_grads
 from ..ir.recurrences import scale_recurrences
+from ..ir.hoist import hoist_invariants
 from ..ir.algebra import fold_negations
 from ..ir.poly import collect_polynomials
 from ..frontend.build import Builder
@@ -241,7 +242,8 @@ def trace(fn, root, args, specs, weights=(), weight_paths=()):
     display = getattr(named, "__qualname__", None) or info.qualname
     qualname = display.replace(".", "_").replace("<", "").replace(">", "")
     params = flat_inputs + [e[0] for e in builder.inputs.entries]
-    forward = verify(Func(qualname, params, builder.ops, result, info.loc(info.tree)))
+    forward = verify(hoist_invariants(Func(qualname, params, builder.ops, result,
+                                           info.loc(info.tree))))
     return Trace(forward=forward, abstract=abstract, flat_inputs=flat_inputs,
                  weight_vars=weight_vars, builder=builder, info=info, qualname=qualname,
                  display=display,
@@ -254,7 +256,8 @@ def _finish(ir, t, header, **kw):
     seeds = ones_to_shape(verify(ir))
     seed_without_reduction(ir)
     ir = fold_negations(dce(cse(same_shape(ir))))
-    ir = verify(restore_unfolded(dce(scale_recurrences(dce(prune_stack_slots(ir)))), seeds))
+    ir = dce(hoist_invariants(scale_recurrences(dce(prune_stack_slots(ir)))))
+    ir = verify(restore_unfolded(ir, seeds))
     ir = sum_matmul_grads(dce(read_broadcasts_unexpanded(ir)))
     _keep_result_names(ir, names)
     gen = CodeGen()
