@@ -313,6 +313,25 @@ def test_negations_move_through_sums_and_divisions(monkeypatch):
     assert sum(" - " in ln for ln in code(src)) == 2, src
 
 
+def sin_of_cos(x):
+    return np.sum(np.sin(np.cos(x)))
+
+
+def test_double_negations_cancel(monkeypatch):
+    x = np.linspace(-2, 2, 7)
+    make = lambda: ops.GradOperation()(ops.GradOperation()(sin_of_cos))     # noqa: E731
+    got, src, want, src0 = both(monkeypatch, make, (x,))
+    np.testing.assert_array_equal(got, want)         # exact: only signs move
+    # closed form: d2/dx2 sin(cos x) = -sin(cos x) sin^2 x - cos(cos x) cos x
+    closed = -np.sin(np.cos(x)) * np.sin(x) ** 2 - np.cos(np.cos(x)) * np.cos(x)
+    np.testing.assert_allclose(got, closed, rtol=1e-13, atol=1e-15)
+    negs = lambda text: sum(bool(re.search(r" = -\w", ln)) for ln in text.splitlines())  # noqa
+    # -sin(x) (cos's slope) times sin(cos x), negated by cos's rule again: the
+    # signs cancel and the value keeps its adjoint's name
+    assert "d_cos_x = mul_sin_x" in src, src
+    assert negs(src) == 1 and negs(src0) >= 3, (src, src0)
+
+
 # ---------------------------------------------------------------- stack slots
 def test_unread_stack_slots_are_not_pushed(mod, monkeypatch):
     rng = np.random.default_rng(9)

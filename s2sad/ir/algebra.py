@@ -6,6 +6,7 @@ without.  ``fold_negations`` rewrites, for a negation read exactly once in
 the same block:
 
 - ``b + (-a)`` and ``(-a) + b`` into ``b - a``; ``b - (-a)`` into ``b + a``;
+  ``-(-a)`` into ``a``;
 - ``(-a) * b``, ``b * (-a)``, ``(-a) / b``, ``b / (-a)``, and a sum or
   broadcast of ``-a`` (``Unbroadcast``, ``BroadcastLike``, ``ExpandReduced``)
   into the negation of the same op on ``a``, so the
@@ -33,7 +34,8 @@ def fold_negations(func):
 def _block(ops, counts):
     """The rewritten ops, and for each the index of the op it came from."""
     from ..ops.operations import math_ops as M
-    absorbed = _absorbed(ops, counts)
+    from .control import Copy
+    absorbed, cancels = _absorbed(ops, counts)
     negs = {}           # id of a single-use negation's output -> its op
     dropped = set()     # ids of negations folded into their reader
     out, origin = [], []
@@ -58,6 +60,8 @@ def _block(ops, counts):
                 op.prim, op.args = M.Sub(), [y, fold(x)]
             elif p is M.Sub and ny:
                 op.prim, op.args = M.Add(), [x, fold(y)]
+        elif id(op) in cancels:
+            op.prim, op.args = Copy(), [fold(op.args[0])]
         elif id(op) in absorbed and p is not M.Neg:
             j = next(j for j in _signed_args(op) if op.args[j].id in negs)
             args = list(op.args)
@@ -97,7 +101,7 @@ def _absorbed(ops, counts):
     otherwise moving the sign would only rename values.
     """
     from ..ops.operations import math_ops as M
-    chains, absorbed = {}, set()
+    chains, absorbed, cancels = {}, set(), set()
 
     def single(op):
         return len(op.outs) == 1 and counts.get(op.outs[0].id) == 1
@@ -106,6 +110,11 @@ def _absorbed(ops, counts):
         if op.regions:
             continue
         p = type(op.prim)
+        if p is M.Neg and isinstance(op.args[0], Var) and op.args[0].id in chains:
+            # a negation of a chain's end: the two signs cancel
+            absorbed.update(id(o) for o in chains.pop(op.args[0].id))
+            cancels.add(id(op))
+            continue
         if p is M.Neg and single(op) and isinstance(op.args[0], Var):
             chains[op.outs[0].id] = [op]
             continue
@@ -123,4 +132,4 @@ def _absorbed(ops, counts):
         hit_y = isinstance(y, Var) and y.id in chains
         if (p is M.Add and (hit_x or hit_y)) or (p is M.Sub and hit_y):
             absorbed.update(id(o) for o in chains.pop(y.id if hit_y else x.id))
-    return absorbed
+    return absorbed, cancels
