@@ -8,6 +8,7 @@ by differentiating each order's whole program again: the path that
 primitive.
 """
 import math
+import re
 
 import numpy as np
 
@@ -18,6 +19,7 @@ from s2sad.ad import taylor
 from s2sad.ops import GradOperation
 from s2sad.ops import operations as P
 
+from gradcheck import numeric_grad
 from test_second_order import CASES, _IR_OP, normal, positive
 
 
@@ -307,3 +309,29 @@ def test_grad_of_grad_is_a_taylor_chain(monkeypatch):
         assert "grad_position 0 refers to a float" in str(e)
     else:
         raise AssertionError("a constant first input must be refused")
+
+
+
+
+def log_softmax_square(z, t):
+    logp = z - np.log(np.sum(np.exp(z), axis=1, keepdims=True))
+    return np.sum(logp * logp * t)
+
+
+def _log_softmax_square_grad(z, t):
+    """The first derivative by hand: 2 logp t - softmax * rowsum(2 logp t)."""
+    logp = z - np.log(np.sum(np.exp(z), axis=1, keepdims=True))
+    u = 2 * logp * t
+    return u - np.exp(logp) * np.sum(u, axis=1, keepdims=True)
+
+
+def test_tangents_of_unnamed_values_are_named_after_their_primitive():
+    rng = np.random.default_rng(31)
+    z, t = rng.standard_normal((3, 4)), rng.standard_normal((3, 4))
+    gg = GradOperation()(GradOperation()(log_softmax_square))
+    # central differences in float64 of the hand-written first derivative's sum
+    want = numeric_grad(lambda a: np.sum(_log_softmax_square_grad(a, t)), (z,), 0)
+    np.testing.assert_allclose(gg(z, t), want, rtol=1e-6, atol=1e-8)
+    src = gg.last.source
+    # log(...) itself is never computed at order 2, only its tangent: t_log, not t_v
+    assert re.search(r"\bt_log = ", src) and not re.search(r"\bt\d?_v(_\d+)?\b", src), src

@@ -138,7 +138,7 @@ class _Taylor:
             for k in range(1, self.K + 1):
                 for o, c in zip(op.outs, outs[k]):
                     if isinstance(c, Var) and c.hint is None:
-                        c.hint = AdjointOf(o, "t_" if k == 1 else "t%d_" % k)
+                        c.hint = AdjointOf(o, "t_" if k == 1 else "t%d_" % k, op.prim.name)
             for i, o in enumerate(op.outs):
                 col = [None] + [outs[k][i] for k in range(1, self.K + 1)]
                 if any(c is not None for c in col):

@@ -9,14 +9,10 @@ byte-identical code.
 import keyword
 import re
 
-from ..ir.nodes import AdjointOf
+from ..ir.nodes import AdjointOf, snake_case as _snake
 
 RESERVED = set(keyword.kwlist) | {"xp", "rt", "None", "True", "False", "float", "int",
                                   "len", "range", "tuple", "slice", "Ellipsis"}
-
-
-def _snake(name):
-    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).lower()
 
 
 def _clean(hint):
@@ -53,7 +49,7 @@ class Namer:
         if isinstance(base, AdjointOf):
             fwd = base.var
             base = base.prefix + (self.names[fwd.id] if fwd.id in self.names
-                                  else str(fwd.hint or "v"))
+                                  else str(fwd.hint or base.base or "v"))
         elif base is None:
             base = _snake(op.prim.name) if op is not None else "v"
             first = next(iter(op.arg_vars()), None) if op is not None else None

@@ -10,8 +10,14 @@ Control flow stays structured: an op may own ``regions`` (lists of ops), which
 is how ``if`` and loops will read back as ``if`` and ``for`` in generated code.
 """
 import itertools
+import re
 
 _ids = itertools.count()
+
+
+def snake_case(name):
+    """``ReduceSum`` -> ``reduce_sum``: a primitive's name as part of a value's name."""
+    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).lower()
 
 
 class Var:
@@ -31,17 +37,21 @@ class AdjointOf:
     """Hint of a derivative value: named ``<prefix><name of var>`` by codegen.
 
     ``d_x`` for the adjoint of ``x`` in reverse mode, ``t_x`` for its tangent
-    in forward mode.
+    in forward mode.  ``base`` names an unnamed ``var`` (the primitive that
+    made it: ``t_log``) when ``var`` itself never gets a name in generated
+    code, as a value needed only for its derivatives.
     """
 
-    __slots__ = ("var", "prefix")
+    __slots__ = ("var", "prefix", "base")
 
-    def __init__(self, var, prefix="d_"):
+    def __init__(self, var, prefix="d_", base=None):
         self.var = var
         self.prefix = prefix
+        self.base = base and snake_case(base)
 
     def __str__(self):
-        return self.prefix + (self.var.hint if isinstance(self.var.hint, str) else "v")
+        return self.prefix + (self.var.hint if isinstance(self.var.hint, str)
+                              else self.base or "v")
 
 
 class Const:
