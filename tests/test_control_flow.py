@@ -1309,7 +1309,7 @@ def test_source_keeps_control_flow(fn, args, keywords):
         assert ".pop()" in back and ".append(" in src, src
     else:
         # its backward loop only doubled the adjoint: one scaling, no stack
-        assert "rt.math_scale_repeated(d_b_1, 2, n_iter)" in back, src
+        assert "rt.math_scale_repeated(d_b_1, 2, n_iter, then=1.0)" in back, src
         assert "reversed(" not in back and ".append(" not in src, src
 
 

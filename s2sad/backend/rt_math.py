@@ -82,8 +82,8 @@ def math_sum_squares(x):
     return np.sum(x * x)
 
 
-def math_scale_repeated(x, factor, *bounds):
-    """``x`` multiplied by ``factor`` once per iteration of ``range(*bounds)``.
+def math_scale_repeated(x, factor, *bounds, then=1):
+    """``x`` multiplied by ``factor`` once per iteration of ``range(*bounds)``, then by ``then``.
 
     A floating-point array is multiplied once, by ``factor ** n`` (a Python
     float, which keeps the array's dtype under any NumPy promotion rules).
@@ -94,14 +94,14 @@ def math_scale_repeated(x, factor, *bounds):
     n = len(range(*bounds))
     if n and type(x) is np.ndarray and x.ndim and x.dtype.kind == "f":
         try:
-            scale = float(factor) ** n
+            scale = float(factor) ** n * then
         except OverflowError:
             scale = math.inf
         if 0 < abs(scale) < math.inf:
             return x * scale
     for _ in range(n):
         x = x * factor
-    return x
+    return x if type(then) is int and then == 1 else x * then
 
 
 def math_logsumexp(x, axis, keep_dims):
@@ -300,6 +300,11 @@ def math_matmul_grad_a(d, x, y):
 
 def math_matmul_grad_b(d, x, y):
     """The gradient of ``x @ y`` with respect to ``y`` (``y`` may be a ``ShapeOf``)."""
+    try:        # a matrix times a vector or matrix (an RNN's step): no shape tuples
+        if x.ndim == 2 and 0 < y.ndim <= 2:
+            return x.T @ d
+    except AttributeError:      # a ShapeOf or a number
+        pass
     ys, xn = _shape(y), len(_shape(x))
     if xn == 2 and len(ys) == 2:
         return x.T @ d
