@@ -111,6 +111,39 @@ def _loop_parts(op):
     return op.args, body, body.params, None
 
 
+def _carried_reach(body, params):
+    """Per carried value, the indices of the body results it flows into.
+
+    None when it also reaches a stateful op (a push): what it feeds there
+    may come back to anything.
+    """
+    reach = []
+    for p in params:
+        taint, stateful = {p.id}, False
+        for op in body.ops:
+            if any(v.id in taint for v in op.used_vars()):
+                taint.update(o.id for o in op.outs)
+                stateful = stateful or op.prim.stateful or any(
+                    o.prim.stateful for r in op.regions for o in walk_ops(r.ops))
+        reach.append(None if stateful else
+                     {j for j, r in enumerate(body.result) if isinstance(r, Var) and r.id in taint})
+    return reach
+
+
+def _receiving(douts, reach):
+    """Indices of the carried values an adjoint can reach: from after the loop, or through
+    the carried values it reaches (a running statistic no output reads gets no slot)."""
+    needed = {k for k, d in enumerate(douts) if d is not None}
+    grown = True
+    while grown:
+        grown = False
+        for k, r in enumerate(reach):
+            if k not in needed and (r is None or r & needed):
+                needed.add(k)
+                grown = True
+    return needed
+
+
 def propagate(ops, active, stacks=None):
     """Add to ``active`` every value that depends on an active one.
 
@@ -521,7 +554,8 @@ class _Reverse:
             return
         b = self.b
         loc = op.loc
-        active_k = [k for k, o in enumerate(op.outs) if o.id in self.active]
+        needed = _receiving(douts, _carried_reach(body, params))
+        active_k = [k for k, o in enumerate(op.outs) if o.id in self.active and k in needed]
         # adjoint slots: one per active carried value, flowing backwards
         slot_params = [Var(AdjointOf(op.outs[k])) for k in active_k]
         seeds = [(body.result[k], p) for k, p in zip(active_k, slot_params)]
