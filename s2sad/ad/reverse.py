@@ -117,14 +117,16 @@ def _carried_reach(body, params):
     None when it also reaches a stateful op (a push): what it feeds there
     may come back to anything.
     """
+    uses = [{v.id for v in op.used_vars()} for op in body.ops]
+    pushes = [op.prim.stateful or any(o.prim.stateful for r in op.regions
+                                      for o in walk_ops(r.ops)) for op in body.ops]
     reach = []
     for p in params:
         taint, stateful = {p.id}, False
-        for op in body.ops:
-            if any(v.id in taint for v in op.used_vars()):
+        for op, used, push in zip(body.ops, uses, pushes):
+            if not taint.isdisjoint(used):
                 taint.update(o.id for o in op.outs)
-                stateful = stateful or op.prim.stateful or any(
-                    o.prim.stateful for r in op.regions for o in walk_ops(r.ops))
+                stateful = stateful or push
         reach.append(None if stateful else
                      {j for j, r in enumerate(body.result) if isinstance(r, Var) and r.id in taint})
     return reach
