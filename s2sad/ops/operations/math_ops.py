@@ -340,14 +340,19 @@ class _Reduce(Primitive):
     def __init__(self, keep_dims=False):
         super().__init__(keep_dims=bool(keep_dims))
 
+    #: the ufunc reduction the runtime calls instead (``None``: NumPy's own function)
+    _rt_name = None
+
     def emit(self, x, axis="()"):
         keep = ", keepdims=True" if self.keep_dims else ""
-        return "xp.%s(%s%s%s)" % (self._np_name, x, _axis_kw(axis), keep)
+        fn = "rt." + self._rt_name if self._rt_name else "xp." + self._np_name
+        return "%s(%s%s%s)" % (fn, x, _axis_kw(axis), keep)
 
 
 class ReduceSum(_Reduce):
     """Sum over ``axis`` (an input; ``()`` = all axes), keeping dims if asked."""
     _np_name = "sum"
+    _rt_name = "math_sum"
     formula = "dx = broadcast(dout)"
 
 
@@ -364,6 +369,7 @@ class ReduceMax(_Reduce):
     MindSpore and TensorFlow do).
     """
     _np_name = "max"
+    _rt_name = "math_max"
     formula = "dx = broadcast(dout) * (x == out) / count(x == out)"
     nondifferentiable = "ties for the max (the gradient is split evenly)"
 
@@ -374,6 +380,7 @@ class ReduceMin(_Reduce):
     The gradient goes to the minimal elements; ties share it evenly.
     """
     _np_name = "min"
+    _rt_name = "math_min"
     formula = "dx = broadcast(dout) * (x == out) / count(x == out)"
     nondifferentiable = "ties for the min (the gradient is split evenly)"
 
