@@ -149,6 +149,7 @@ def unoptimised(monkeypatch):
         m.setattr(G, "sum_matmul_grads", lambda ir: ir)
         m.setattr(G, "scale_recurrences", lambda ir: ir)
         m.setattr(G, "hoist_invariants", lambda ir: ir)
+        m.setattr(G, "batch_popped", lambda ir: ir)
         m.setattr(G, "CodeGen", lambda release=False: CodeGen(release=False))
         G.cache.clear()
         yield

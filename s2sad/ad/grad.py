@@ -20,6 +20,7 @@ from ..ir.stacks import prune_stack_slots
 from ..ir.products import sum_matmul_grads
 from ..ir.recurrences import scale_recurrences
 from ..ir.hoist import hoist_invariants
+from ..ir.batch import batch_popped
 from ..ir.algebra import fold_negations
 from ..ir.poly import collect_polynomials
 from ..frontend.build import Builder
@@ -257,6 +258,7 @@ def _finish(ir, t, header, **kw):
     seed_without_reduction(ir)
     ir = fold_negations(dce(cse(same_shape(ir))))
     ir = dce(hoist_invariants(scale_recurrences(dce(prune_stack_slots(ir)))))
+    ir = batch_popped(ir)
     ir = verify(restore_unfolded(ir, seeds))
     ir = sum_matmul_grads(dce(read_broadcasts_unexpanded(ir)))
     _keep_result_names(ir, names)

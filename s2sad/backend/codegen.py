@@ -18,13 +18,7 @@ from .runtime import UNDEFINED
 _LITERAL_TYPES = (bool, int, float, str, type(None))
 
 
-# elementwise primitives whose expression is this NumPy ufunc, and keeps a
-# float or complex operand's dtype: they can write into an operand (``out=``)
-_UFUNCS = {M.Add: "add", M.Sub: "subtract", M.Mul: "multiply", M.RealDiv: "true_divide",
-           M.Neg: "negative", M.Sin: "sin", M.Cos: "cos", M.Tan: "tan", M.Exp: "exp",
-           M.Expm1: "expm1", M.Log: "log", M.Log1p: "log1p", M.Tanh: "tanh",
-           M.Sinh: "sinh", M.Cosh: "cosh", M.Sqrt: "sqrt", M.Square: "square",
-           M.Atan: "arctan"}
+_UFUNCS = M.UFUNC_NAMES
 
 
 def _writes_in_place(op):

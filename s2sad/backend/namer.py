@@ -9,7 +9,9 @@ byte-identical code.
 import keyword
 import re
 
-from ..ir.nodes import AdjointOf, snake_case as _snake
+from ..ir.nodes import AdjointOf, RowsOf, snake_case as _snake
+
+_ROWS = "_rows"
 
 RESERVED = set(keyword.kwlist) | {"xp", "rt", "None", "True", "False", "float", "int",
                                   "len", "range", "tuple", "slice", "Ellipsis"}
@@ -50,13 +52,19 @@ class Namer:
             fwd = base.var
             base = base.prefix + (self.names[fwd.id] if fwd.id in self.names
                                   else str(fwd.hint or base.base or "v"))
+        elif isinstance(base, RowsOf):
+            name = self.names.get(base.var.id, "v")
+            base = name[:-len(_ROWS)] if base.row and name.endswith(_ROWS) else name + _ROWS
         elif base is None:
             base = _snake(op.prim.name) if op is not None else "v"
             first = next(iter(op.arg_vars()), None) if op is not None else None
             if first is not None and first.id in self.names:
-                arg = self.names[first.id]
+                arg, rows = self.names[first.id], ""
+                if arg.endswith(_ROWS):     # computed over a loop's rows: named as its row
+                    arg, rows = arg[:-len(_ROWS)], _ROWS
                 if len(arg) <= 8:
                     base = "%s_%s" % (base, arg)
+                base += rows
         name = self.fresh(base)
         self.names[var.id] = name
         return name

@@ -56,6 +56,31 @@ class StackPop(ControlOp):
     stateful = True
 
 
+class StackRows(ControlOp):
+    """``rt.stack_rows(stack, slots, *operands)``: slots of every pushed entry, as rows.
+
+    One output per slot (see ``ir/batch.py``); ``slots`` is ``None`` when the
+    loop pushes a single value (not a tuple).  ``operands`` are the other
+    values the batched ops read, whose rank decides whether rows may stack.
+    """
+
+    def __init__(self, slots):
+        super().__init__(slots=None if slots is None else tuple(slots))
+
+    def emit(self, stack, *operands):
+        slots = self.slots
+        if slots is not None and len(slots) == 1:
+            slots = slots[0]
+        return "rt.stack_rows(%s)" % ", ".join([stack, repr(slots)] + list(operands))
+
+
+class RowAt(ControlOp):
+    """``rows[len(stack)]``: right after a pop, the popped entry's row."""
+
+    def emit(self, rows, stack):
+        return "%s[len(%s)]" % (rows, stack)
+
+
 class CheckDefined(Primitive):
     """Identity that raises a clear error if a maybe-undefined variable is unset."""
     output_shape_of = 0

@@ -54,6 +54,20 @@ class AdjointOf:
                               else self.base or "v")
 
 
+class RowsOf:
+    """Hint of a value over all iterations of a loop (``h_1_rows``), or of one row of it.
+
+    ``row=False``: named ``<name of var>_rows``; ``row=True``: ``var`` is
+    such a value and this one is its row, named without the suffix.
+    """
+
+    __slots__ = ("var", "row")
+
+    def __init__(self, var, row=False):
+        self.var = var
+        self.row = row
+
+
 class Const:
     """A value known at compile time.
 

@@ -497,6 +497,15 @@ class NormShape(Primitive):
         return "rt.math_norm_shape(%s, %r, %s)" % (x, self.kind, constexpr(self.ord))
 
 
+#: elementwise primitives written as this NumPy ufunc (or its Python operator)
+#: that keep a float or complex operand's dtype: codegen may give them an
+#: ``out=`` operand, and loops may run them once over stacked rows
+UFUNC_NAMES = {Add: "add", Sub: "subtract", Mul: "multiply", RealDiv: "true_divide",
+               Neg: "negative", Sin: "sin", Cos: "cos", Tan: "tan", Exp: "exp",
+               Expm1: "expm1", Log: "log", Log1p: "log1p", Tanh: "tanh", Sinh: "sinh",
+               Cosh: "cosh", Sqrt: "sqrt", Square: "square", Atan: "arctan"}
+
+
 __all__ = [_n for _n, _v in list(globals().items())
            if isinstance(_v, type) and issubclass(_v, Primitive) and _v is not Primitive
            and not _n.startswith("_")]

@@ -1,0 +1,119 @@
+"""Runtime of ``ir/batch.py``: a loop's popped values as rows of one array.
+
+``stack_rows(stack, slot, *operands)`` gathers slot ``slot`` of every entry a
+loop pushed.  Arrays of one shape, dtype and rank become one array whose row
+``k`` is entry ``k``; elementwise math on it runs once for many iterations
+and gives, row by row, exactly what the loop would have computed.  When the
+rows would take much memory they are stacked and computed a block at a time,
+as the loop reaches each block (``Rows``); when they cannot be stacked
+(scalars, shapes or dtypes that differ, an operand of higher rank, which
+would broadcast across the rows) or are large enough that a call's overhead
+does not matter, the same expressions run on one row when the loop reads it.
+"""
+import operator
+
+import numpy as np
+
+# stacked values at most this large (elements) are computed at once; above,
+# a block of rows at a time, so memory stays bounded whatever the loop count
+_BLOCK = 1 << 16
+# rows larger than this are not stacked: the call overhead saved is small
+# beside the work, and stacking would only copy them
+_ROW_SIZE = 4096
+
+
+def stack_rows(stack, slots, *operands):
+    """Slot(s) ``slots`` of the entries of ``stack``: stacked arrays, or ``Rows``.
+
+    ``slots`` is an index, a tuple of them, or ``None`` when each entry is
+    the one value pushed.
+    """
+    single = type(slots) is not tuple
+    if slots is None:
+        cols = [list(stack)]
+    else:
+        cols = [[entry[k] for entry in stack] for k in ((slots,) if single else slots)]
+    size = _uniform(cols, operands)
+    if size is None or size > _ROW_SIZE:
+        out = [Rows(None, col, 1, False) for col in cols]
+    elif size * len(cols[0]) <= _BLOCK:
+        out = [np.array(col) for col in cols]
+    else:
+        out = [Rows(None, col, _BLOCK // max(size, 1), True) for col in cols]
+    return out[0] if single else tuple(out)
+
+
+def _uniform(cols, operands):
+    """The rows' size if every column's rows stack exactly; else ``None``."""
+    if not cols[0]:
+        return None
+    ndim, size = None, 0
+    for col in cols:
+        first = col[0]
+        if set(map(type, col)) != {np.ndarray} or len({r.dtype for r in col}) != 1 \
+                or len({r.shape for r in col}) != 1 or ndim not in (None, first.ndim):
+            return None
+        ndim, size = first.ndim, max(size, first.size)
+    if any(np.ndim(v) > ndim for v in operands):
+        return None
+    return size
+
+
+class Rows:
+    """Popped values, and expressions of them, computed as the loop reads them.
+
+    ``rows[k]`` is the value for entry ``k``.  Stacked rows are computed a
+    block of ``step`` rows at a time (each op once per block); otherwise
+    one row at a time, from that entry alone.  A value is kept until the
+    loop leaves its block, so an expression two others share runs once.
+    Operators run as Python operators and ufuncs as ufuncs: the same calls
+    on the same values the loop would have made.
+    """
+
+    __slots__ = ("fn", "args", "step", "stacked", "lo", "value")
+
+    def __init__(self, fn, args, step, stacked):
+        self.fn, self.args, self.step, self.stacked = fn, args, step, stacked
+        self.lo, self.value = None, None
+
+    def __getitem__(self, k):
+        lo = k - k % self.step
+        if self.lo != lo:
+            self._evaluate(lo)
+        return self.value[k - lo] if self.stacked else self.value
+
+    def _evaluate(self, lo):
+        if self.fn is None:         # a column: args are its rows
+            rows = self.args[lo:lo + self.step]
+            self.value = np.array(rows) if self.stacked else rows[0]
+        else:
+            self.value = self.fn(*[a._block(lo) if type(a) is Rows else a for a in self.args])
+        self.lo = lo
+
+    def _block(self, lo):
+        if self.lo != lo:
+            self._evaluate(lo)
+        return self.value
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        if method != "__call__" or kwargs:
+            return NotImplemented
+        return Rows(ufunc, inputs, self.step, self.stacked)
+
+    def __neg__(self):
+        return Rows(operator.neg, (self,), self.step, self.stacked)
+
+
+def _binary(op):
+    return (lambda a, b: Rows(op, (a, b), a.step, a.stacked),
+            lambda a, b: Rows(op, (b, a), a.step, a.stacked))
+
+
+for _name, _op in (("add", operator.add), ("sub", operator.sub), ("mul", operator.mul),
+                   ("truediv", operator.truediv)):
+    _fwd, _rev = _binary(_op)
+    setattr(Rows, "__%s__" % _name, _fwd)
+    setattr(Rows, "__r%s__" % _name, _rev)
+
+
+__all__ = ["stack_rows", "Rows"]

@@ -1,0 +1,117 @@
+"""A backward loop's work on popped values, done once over all iterations.
+
+The backward sweep of ``h = tanh(W @ h + x[t])`` pops each iteration's ``h``
+and computes ``1 - h*h`` from it: work that does not depend on the adjoint
+flowing back, so it can run before the loop, over the rows of all
+iterations at once -- one NumPy call per op instead of one per op and
+iteration, which on small arrays is mostly call overhead::
+
+    h_1_rows = rt.stack_rows(stack, 1)
+    mul_h_1_rows = h_1_rows * h_1_rows
+    sub_mul_h_1_rows = 1 - mul_h_1_rows
+    for i in reversed(range(n)):
+        h, h_1, shape_mat_mul_ext_W = stack.pop()
+        sub_mul_h_1 = sub_mul_h_1_rows[len(stack)]
+        d_add = d_h_1 * sub_mul_h_1
+
+After a pop, the stack's length is the popped entry's row.  Only ops
+written as a ufunc or an operator that keeps its operand's dtype move
+(``M.UFUNC_NAMES``), reading popped values, values from before the loop
+and numbers.  Whether rows may be stacked (small arrays of one shape, dtype
+and rank, no operand of a higher rank) is decided at run time by
+``rt.stack_rows``; when not, the same expressions run row by row as the
+loop reads them (``rt.Rows``).  Only a loop whose stack is made in the same
+block, pushed once and popped once at the top of its body, is rewritten.
+"""
+from ..ops.operations import math_ops as M
+from .control import ForRange, NewStack, RowAt, StackPop, StackPush, StackRows
+from .nodes import Const, Op, RowsOf, Var, leaves, walk_ops
+
+_NUMBER = (bool, int, float)
+
+
+def batch_popped(func):
+    """Move popped-value elementwise work of top-level backward loops before them."""
+    made = {op.outs[0].id for op in func.body if isinstance(op.prim, NewStack)}
+    pushes, pops = {}, {}
+    for op in walk_ops(func.body):
+        if isinstance(op.prim, (StackPush, StackPop)):
+            count = pushes if isinstance(op.prim, StackPush) else pops
+            count[op.args[0].id] = count.get(op.args[0].id, 0) + 1
+    out = []
+    for op in func.body:
+        if isinstance(op.prim, ForRange):
+            body = op.regions[-1]
+            pop = body.ops[0] if body.ops else None
+            if pop is not None and isinstance(pop.prim, StackPop) and pop.args[0].id in made \
+                    and pushes.get(pop.args[0].id) == 1 and pops.get(pop.args[0].id) == 1:
+                out.extend(_batch(op, pop))
+        out.append(op)
+    func.body = out
+    return func
+
+
+def _batch(loop, pop):
+    """The ops to put before ``loop``; rewrites its body to read their rows."""
+    body = loop.regions[-1]
+    inside = {p.id for r in loop.regions for p in r.params}
+    for r in loop.regions:
+        inside.update(o.id for op in walk_ops(r.ops) for o in op.outs)
+    popped = {o.id: k for k, o in enumerate(pop.outs)}
+    batched, operands = {}, {}          # op out id -> op; outside Var id -> Var
+    for op in body.ops[1:]:
+        if _batchable(op, popped, batched, inside):
+            batched[op.outs[0].id] = op
+            operands.update((v.id, v) for v in op.arg_vars()
+                            if v.id not in popped and v.id not in batched)
+    if not batched:
+        return []
+    read_by_rest = {v.id for v in leaves(body.result) if isinstance(v, Var)}
+    for op in body.ops:
+        if op.outs and op.outs[0].id in batched:
+            continue
+        read_by_rest.update(v.id for v in op.used_vars())
+    exits = [i for i in batched if i in read_by_rest]
+    if not exits:
+        return []
+
+    slots = sorted({popped[v.id] for op in batched.values() for v in op.arg_vars()
+                    if v.id in popped})
+    columns = [Var(RowsOf(pop.outs[k])) for k in slots]
+    rows = {pop.outs[k].id: c for k, c in zip(slots, columns)}
+    stack = pop.args[0]
+    single = len(pop.outs) == 1       # pushed as the value itself, not in a tuple
+    before = [Op(StackRows(None if single else slots), [stack] + list(operands.values()), columns, pop.loc)]
+    for i, op in batched.items():
+        out = op.outs[0]
+        rows[i] = Var(out.hint + "_rows" if isinstance(out.hint, str) else None)
+        args = [rows.get(a.id, a) if isinstance(a, Var) else a for a in op.args]
+        before.append(Op(op.prim, args, [rows[i]], op.loc, op.origin))
+    kept = []
+    for op in body.ops:
+        if not op.outs or op.outs[0].id not in batched:
+            kept.append(op)
+        elif op.outs[0].id in exits:
+            out = op.outs[0]
+            if out.hint is None:
+                out.hint = RowsOf(rows[out.id], row=True)
+            kept.append(Op(RowAt(), [rows[out.id], stack], [out], op.loc, op.origin))
+    body.ops = kept
+    return before
+
+
+def _batchable(op, popped, batched, inside):
+    if type(op.prim) not in M.UFUNC_NAMES or op.regions or len(op.outs) != 1:
+        return False
+    from_rows = False
+    for a in op.args:
+        if isinstance(a, Const):
+            if type(a.value) not in _NUMBER:
+                return False
+        elif not isinstance(a, Var):
+            return False
+        elif a.id in popped or a.id in batched:
+            from_rows = True
+        elif a.id in inside:
+            return False
+    return from_rows
