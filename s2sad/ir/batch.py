@@ -33,20 +33,25 @@ _NUMBER = (bool, int, float)
 def batch_popped(func):
     """Move popped-value elementwise work of top-level backward loops before them."""
     made = {op.outs[0].id for op in func.body if isinstance(op.prim, NewStack)}
-    pushes, pops = {}, {}
-    for op in walk_ops(func.body):
-        if isinstance(op.prim, (StackPush, StackPop)):
-            count = pushes if isinstance(op.prim, StackPush) else pops
-            count[op.args[0].id] = count.get(op.args[0].id, 0) + 1
-    out = []
+    pushed, pops = {}, {}        # stack id -> top-level ops that push it; pop count
+    for op in func.body:
+        for o in walk_ops([op]):
+            if isinstance(o.prim, StackPush):
+                pushed.setdefault(o.args[0].id, []).append(op)
+            elif isinstance(o.prim, StackPop):
+                pops[o.args[0].id] = pops.get(o.args[0].id, 0) + 1
+    out, earlier = [], set()
     for op in func.body:
         if isinstance(op.prim, ForRange):
             body = op.regions[-1]
             pop = body.ops[0] if body.ops else None
-            if pop is not None and isinstance(pop.prim, StackPop) and pop.args[0].id in made \
-                    and pushes.get(pop.args[0].id) == 1 and pops.get(pop.args[0].id) == 1:
+            sid = pop.args[0].id if pop is not None and isinstance(pop.prim, StackPop) else None
+            # every entry pushed (by one op, run earlier) before the loop pops any
+            if sid in made and pops.get(sid) == 1 and len(pushed.get(sid, ())) == 1 \
+                    and id(pushed[sid][0]) in earlier:
                 out.extend(_batch(op, pop))
         out.append(op)
+        earlier.add(id(op))
     func.body = out
     return func
 
