@@ -39,6 +39,17 @@ def decay(x, w):
     return np.sum(x)
 
 
+def two_loops(W, xs, h):
+    # long names: the stacked values are named after their ops, "mul_rows", twice
+    for t in range(xs.shape[0]):
+        first_state = np.tanh(W @ h + xs[t])
+        h = first_state
+    for t in range(xs.shape[0]):
+        second_state = np.tanh(W @ h + xs[t] * 0.5)
+        h = second_state
+    return np.sum(h)
+
+
 def grows(x, steps):
     for t in range(steps.shape[0]):
         x = np.tanh(np.concatenate((x, x[:1] * 0.5)))
@@ -107,6 +118,19 @@ def test_rnn_rows_are_computed_before_the_loop(mod, monkeypatch, answers):
     assert re.search(r"sub_mul_h_\d+ = sub_mul_h_\d+_rows\[len\(stack\)\]", loop)
     assert " 1 - " not in loop and "rt.stack_rows(stack, 1)" in before
     assert answers == ["array"]
+
+
+def test_two_loops_name_their_rows_apart(mod, monkeypatch, answers):
+    rng = np.random.default_rng(5)
+    args = (rng.standard_normal((4, 4)) * 0.4, rng.standard_normal((6, 4)) * 0.5,
+            rng.standard_normal(4) * 0.1)
+    src, _ = check(monkeypatch, mod.two_loops, args)
+    assert answers == ["array", "array"]
+    reads = re.findall(r"(\w+) = (\w+)\[len\((\w+)\)\]", src)
+    assert len(reads) == 2 and len({r[0] for r in reads} | {r[1] for r in reads}) == 4
+    for row, rows, _ in reads:       # each row named as its stacked value, less "_rows"
+        stem = re.sub(r"_rows(_\d+)?$", "", rows)
+        assert stem != rows and re.fullmatch(re.escape(stem) + r"(_\d+)?", row), (row, rows)
 
 
 def test_two_popped_values(mod, monkeypatch, answers):

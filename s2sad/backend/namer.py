@@ -12,6 +12,8 @@ import re
 from ..ir.nodes import AdjointOf, RowsOf, snake_case as _snake
 
 _ROWS = "_rows"
+# a name given to a value over a loop's rows (``sub_rows``, ``sub_rows_1``)
+_ROWS_NAME = re.compile(r"_rows(_\d+)?$")
 
 RESERVED = set(keyword.kwlist) | {"xp", "rt", "None", "True", "False", "float", "int",
                                   "len", "range", "tuple", "slice", "Ellipsis"}
@@ -29,6 +31,7 @@ class Namer:
         self.names = {}
         self.used = set(RESERVED)
         self.next_suffix = {}   # stem -> next number to try, so naming stays linear
+        self.rows = set()       # names of values over a loop's rows (``ir/batch.py``)
 
     def fresh(self, base):
         base = _clean(base)
@@ -47,26 +50,32 @@ class Namer:
     def define(self, var, op=None):
         if var.id in self.names:
             return self.names[var.id]
-        base = var.hint
+        base, rows = var.hint, False
         if isinstance(base, AdjointOf):
             fwd = base.var
             base = base.prefix + (self.names[fwd.id] if fwd.id in self.names
                                   else str(fwd.hint or base.base or "v"))
-        elif isinstance(base, RowsOf):
-            name = self.names.get(base.var.id, "v")
-            base = name[:-len(_ROWS)] if base.row and name.endswith(_ROWS) else name + _ROWS
-        elif base is None:
+        elif isinstance(base, RowsOf) and base.row:
+            base = _ROWS_NAME.sub("", self.names.get(base.var.id, "v"))
+        elif isinstance(base, RowsOf) and (base.var is not None or base.hint):
+            stem = self.names.get(base.var.id, "v") if base.var is not None else base.hint
+            base, rows = stem + _ROWS, True
+        elif base is None or isinstance(base, RowsOf):
+            rows = base is not None         # an op over a loop's rows
             base = _snake(op.prim.name) if op is not None else "v"
             first = next(iter(op.arg_vars()), None) if op is not None else None
             if first is not None and first.id in self.names:
-                arg, rows = self.names[first.id], ""
-                if arg.endswith(_ROWS):     # computed over a loop's rows: named as its row
-                    arg, rows = arg[:-len(_ROWS)], _ROWS
+                arg = self.names[first.id]
+                if arg in self.rows:        # named after its input's row
+                    arg = _ROWS_NAME.sub("", arg)
                 if len(arg) <= 8:
                     base = "%s_%s" % (base, arg)
-                base += rows
+            if rows:
+                base += _ROWS
         name = self.fresh(base)
         self.names[var.id] = name
+        if rows:
+            self.rows.add(name)
         return name
 
     def alias(self, var, name):

@@ -76,7 +76,7 @@ def _batch(loop, pop):
         if op.outs and op.outs[0].id in batched:
             continue
         read_by_rest.update(v.id for v in op.used_vars())
-    exits = [i for i in batched if i in read_by_rest]
+    exits = {i for i in batched if i in read_by_rest}
     if not exits:
         return []
 
@@ -86,10 +86,11 @@ def _batch(loop, pop):
     rows = {pop.outs[k].id: c for k, c in zip(slots, columns)}
     stack = pop.args[0]
     single = len(pop.outs) == 1       # pushed as the value itself, not in a tuple
-    before = [Op(StackRows(None if single else slots), [stack] + list(operands.values()), columns, pop.loc)]
+    before = [Op(StackRows(None if single else slots), [stack] + list(operands.values()),
+                 columns, pop.loc)]
     for i, op in batched.items():
         out = op.outs[0]
-        rows[i] = Var(out.hint + "_rows" if isinstance(out.hint, str) else None)
+        rows[i] = Var(RowsOf(hint=out.hint if isinstance(out.hint, str) else None))
         args = [rows.get(a.id, a) if isinstance(a, Var) else a for a in op.args]
         before.append(Op(op.prim, args, [rows[i]], op.loc, op.origin))
     kept = []

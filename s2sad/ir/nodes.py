@@ -57,15 +57,18 @@ class AdjointOf:
 class RowsOf:
     """Hint of a value over all iterations of a loop (``h_1_rows``), or of one row of it.
 
-    ``row=False``: named ``<name of var>_rows``; ``row=True``: ``var`` is
-    such a value and this one is its row, named without the suffix.
+    Named ``<name of var>_rows``; without ``var``, ``<hint>_rows`` or, with
+    no ``hint`` either, after its op as a temporary is, plus ``_rows``.
+    ``row=True``: ``var`` is such a value and this one is its row, named
+    without the suffix.
     """
 
-    __slots__ = ("var", "row")
+    __slots__ = ("var", "row", "hint")
 
-    def __init__(self, var, row=False):
+    def __init__(self, var=None, row=False, hint=None):
         self.var = var
         self.row = row
+        self.hint = hint
 
 
 class Const:
