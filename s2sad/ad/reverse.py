@@ -22,7 +22,8 @@ from outside the loop are accumulated in carried sums.
 import numpy as np
 
 from ..errors import NoGradientRuleError, RuleError
-from ..ir.nodes import Var, Const, Op, Func, Region, AdjointOf, leaves, tag_frame, walk_ops
+from ..ir.nodes import (Var, Const, Op, Func, Region, AdjointOf, defined_ids, leaves,
+                        tag_frame, walk_ops)
 from ..ir import control as C
 from ..ops._grad import bprop_getters
 from ..ops.operations import math_ops as M
@@ -190,17 +191,6 @@ def propagate(ops, active, stacks=None):
                     active.add(o.id)
         elif op.prim.differentiable and any(v.id in active for v in op.arg_vars()):
             active.update(o.id for o in op.outs)
-
-
-def _defined(ops, out=None):
-    """Ids of every value defined by ``ops`` (and their regions' params)."""
-    out = set() if out is None else out
-    for op in ops:
-        out.update(o.id for o in op.outs)
-        for r in op.regions:
-            out.update(p.id for p in r.params)
-            _defined(r.ops, out)
-    return out
 
 
 def _uses(ops, out=None):
@@ -445,7 +435,7 @@ class _Reverse:
         if parent is not None:
             # contributions made after the op (e.g. by an outer derivative) to
             # values defined inside this region belong to it
-            inside = _defined(region.ops) | {p.id for p in region.params}
+            inside = defined_ids(region.ops) | {p.id for p in region.params}
             for vid in [i for i in parent.contribs if i in inside]:
                 var = parent.vars[vid]
                 for g in parent.contribs.pop(vid):
@@ -462,7 +452,7 @@ class _Reverse:
 
     def backprop_if(self, op, adj):
         douts = [adj.total(o, op.loc) for o in op.outs]
-        inside = _defined([op])
+        inside = defined_ids([op])
         if all(d is None for d in douts) and not any(i in inside for i in adj.contribs) \
                 and not self.feeds_adjoint_stack(op):
             return      # nothing flows into the branches
@@ -565,7 +555,7 @@ class _Reverse:
         saved = b.ops
         b.ops = ops
         slot_next = [child.total_or_zeros(params[k], loc) for k in active_k]
-        inner = _defined([op])
+        inner = defined_ids([op])
         outer = [v for v in child.pending() if v.id not in inner]
         acc_params = [Var(AdjointOf(v)) for v in outer]
         acc_next = [self.accumulate(acc, v, child, ops, loc) for v, acc in zip(outer, acc_params)]
@@ -644,7 +634,7 @@ class _Reverse:
         inside the body pushes its own) and popped at the start of the
         matching backward region.
         """
-        rebound = _defined(bwd_ops)
+        rebound = defined_ids(bwd_ops)
         if isinstance(op.prim, C.ForRange):
             # the backward loop binds the forward's index Var to the same values
             rebound.add(body.params[0].id)
@@ -743,7 +733,7 @@ def reverse(func, wrt, sens=None, name=None, return_value=False):
     R.region_defined = set()
     for op in body:
         for r in op.regions:
-            R.region_defined |= _defined(r.ops) | {p.id for p in r.params}
+            R.region_defined |= defined_ids(r.ops) | {p.id for p in r.params}
     for op in walk_ops(body):
         if isinstance(op.prim, C.If):
             for k, r in enumerate(op.regions):

@@ -18,11 +18,8 @@ from .runtime import UNDEFINED
 _LITERAL_TYPES = (bool, int, float, str, type(None))
 
 
-_UFUNCS = M.UFUNC_NAMES
-
-
 def _writes_in_place(op):
-    return type(op.prim) in _UFUNCS and not op.regions and len(op.outs) == 1
+    return type(op.prim) in M.UFUNC_NAMES and not op.regions and len(op.outs) == 1
 
 
 class Constants:
@@ -177,7 +174,7 @@ class CodeGen:
         if not text.startswith(expected):
             return
         others = [n for n in names if n != buf]
-        call = "xp.%s(%s, out=%s)" % (_UFUNCS[type(op.prim)], ", ".join(names), buf)
+        call = "xp.%s(%s, out=%s)" % (M.UFUNC_NAMES[type(op.prim)], ", ".join(names), buf)
         lines[at] = "%s%s = %s if rt.spare(%s) else %s%s" % (
             indent, out, call, ", ".join([buf] + others), self.expr(op), text[len(expected):])
 

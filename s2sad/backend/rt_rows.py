@@ -39,7 +39,7 @@ def stack_rows(stack, slots, *operands):
     elif size * len(cols[0]) <= _BLOCK:
         out = [np.array(col) for col in cols]
     else:
-        out = [Rows(None, col, _BLOCK // max(size, 1), True) for col in cols]
+        out = [Rows(None, col, _BLOCK // size, True) for col in cols]
     return out[0] if single else tuple(out)
 
 

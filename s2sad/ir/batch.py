@@ -25,7 +25,7 @@ block, pushed once and popped once at the top of its body, is rewritten.
 """
 from ..ops.operations import math_ops as M
 from .control import ForRange, NewStack, RowAt, StackPop, StackPush, StackRows
-from .nodes import Const, Op, RowsOf, Var, leaves, walk_ops
+from .nodes import Const, Op, RowsOf, Var, defined_ids, leaves, walk_ops
 
 _NUMBER = (bool, int, float)
 
@@ -59,9 +59,7 @@ def batch_popped(func):
 def _batch(loop, pop):
     """The ops to put before ``loop``; rewrites its body to read their rows."""
     body = loop.regions[-1]
-    inside = {p.id for r in loop.regions for p in r.params}
-    for r in loop.regions:
-        inside.update(o.id for op in walk_ops(r.ops) for o in op.outs)
+    inside = defined_ids([loop])      # its own outputs too: no body op reads them
     popped = {o.id: k for k, o in enumerate(pop.outs)}
     batched, operands = {}, {}          # op out id -> op; outside Var id -> Var
     for op in body.ops[1:]:

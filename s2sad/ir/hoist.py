@@ -15,7 +15,7 @@ not have (it may warn, as ``log`` of a negative number does).  Ops inside an
 """
 from ..ops.operations import math_ops as M
 from .control import ForRange, While
-from .nodes import Var, walk_ops
+from .nodes import Var, defined_ids
 
 # elementwise ops that can raise on valid shapes (integer ** negative integer,
 # bitwise ops on floats)
@@ -49,9 +49,7 @@ def _block(ops):
 
 def _hoist(loop):
     body = loop.regions[-1]
-    inside = {p.id for r in loop.regions for p in r.params}
-    for r in loop.regions:
-        inside.update(o.id for op in walk_ops(r.ops) for o in op.outs)
+    inside = defined_ids([loop])      # its own outputs too: no body op reads them
     hoisted, kept = [], []
     for op in body.ops:
         if _movable(op) and not any(v.id in inside for v in op.arg_vars()):

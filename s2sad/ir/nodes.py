@@ -178,6 +178,17 @@ class Region:
         self.result = tuple(result)
 
 
+def defined_ids(ops, out=None):
+    """Ids of every value defined by ``ops`` (and their regions' params)."""
+    out = set() if out is None else out
+    for op in ops:
+        out.update(o.id for o in op.outs)
+        for r in op.regions:
+            out.update(p.id for p in r.params)
+            defined_ids(r.ops, out)
+    return out
+
+
 def walk_ops(ops):
     """Every op in ``ops`` and, depth first, in their regions."""
     for op in ops:
