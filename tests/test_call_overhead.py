@@ -210,3 +210,102 @@ def test_array_subclass_takes_the_general_path():
     g(A)
     out = g(A.view(Sub))
     np.testing.assert_allclose(np.asarray(out), g(A))
+
+
+# ------------------------------------------- s2sad.grad's packed call path
+def three(x, k, y):
+    return np.sum(np.sin(x) * y * k)
+
+
+def _selected(grad_fn):
+    """The GradFunction behind an ``s2sad.grad`` function (its closure holds it)."""
+    from s2sad.ad.api import _SelectedGrad
+    return next(c.cell_contents for c in grad_fn.__closure__
+                if isinstance(c.cell_contents, _SelectedGrad))
+
+
+def _three_grads(x, k, y):
+    # closed forms of d/dx and d/dy
+    return np.cos(x) * y * k, np.sin(x) * k
+
+
+def test_grad_positions_fast_path_equals_general_path_and_closed_form():
+    K = RNG.standard_normal(20)
+    g = s2sad.grad(three, grad_position=(0, 2))
+    first = g(A, K, B)
+    assert _selected(g)._fast_packed is not None
+    second = g(A, K, B)
+    for got, ref, want in zip(second, first, _three_grads(A, K, B)):
+        np.testing.assert_array_equal(got, ref)
+        # a closed form in float64, the same values by other ops: rounding only
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+    # new values on the prepared path
+    C = RNG.standard_normal(20)
+    for got, want in zip(g(C, K, A), _three_grads(C, K, A)):
+        np.testing.assert_allclose(got, want, rtol=1e-12)   # closed form: rounding only
+
+
+def test_grad_positions_other_argument_kinds_take_the_general_path():
+    g = s2sad.grad(three, grad_position=(0, 2))
+    g(A, B, B)
+    assert _selected(g)._fast_packed is not None
+    # a Python number among the others is a constant of the compiled code
+    for k in (2.0, -1.5):
+        for got, want in zip(g(A, k, B), _three_grads(A, k, B)):
+            np.testing.assert_allclose(got, want, rtol=1e-12)   # closed form: rounding only
+    # a Tensor selected comes back a Tensor; float32 keeps its dtype
+    dx, dy = g(Tensor(A), B, B)
+    assert isinstance(dx, Tensor) and isinstance(dy, np.ndarray)
+    np.testing.assert_allclose(dx.asnumpy(), _three_grads(A, B, B)[0], rtol=1e-12)
+    dx32, _ = g(A.astype(np.float32), B, B)
+    assert dx32.dtype == np.float32
+    # back to arrays: the right gradients again
+    for got, want in zip(g(B, A, A), _three_grads(B, A, A)):
+        np.testing.assert_allclose(got, want, rtol=1e-12)   # closed form: rounding only
+
+
+def test_grad_positions_changed_arity_and_single_position():
+    g = s2sad.grad(scaled)                  # one position, given bare
+    np.testing.assert_allclose(g(A), np.full_like(A, 3.0))
+    np.testing.assert_allclose(g(A), np.full_like(A, 3.0))
+    assert _selected(g)._fast_packed is not None
+    # a second argument changes the layout: k is an array now, and differentiated not
+    np.testing.assert_allclose(g(A, B), B)
+    np.testing.assert_allclose(g(A, B), B)
+    np.testing.assert_allclose(g(A), np.full_like(A, 3.0))
+
+
+def test_grad_positions_cache_clear_and_value_and_grad():
+    g = s2sad.grad(d2l)
+    g(A)
+    before = _selected(g).last
+    G.cache.clear()
+    out = g(A)
+    assert _selected(g).last is not before
+    # central differences in float64 (step 1e-6): ~1e-9 relative error at most
+    np.testing.assert_allclose(out, _fd(d2l, (A,), 0), rtol=1e-6, atol=1e-6)
+    vg = s2sad.value_and_grad(two, grad_position=1)
+    for _ in range(2):
+        value, dy = vg(A, B)
+        assert value == two(A, B)
+        np.testing.assert_allclose(dy, np.sin(A), rtol=1e-12)   # closed form: rounding only
+
+
+def test_grad_positions_not_prepared_for_weights():
+    w = Parameter(np.array([1.5, -0.5]), name="w")
+
+    class Net(s2sad.nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.w = w
+
+        def construct(self, x):
+            return np.sum(self.w * x * x)
+
+    x = np.array([0.3, 0.7])
+    g = s2sad.grad(Net(), grad_position=0, weights=[w])
+    for _ in range(2):
+        dx, (dw,) = g(x)
+        np.testing.assert_allclose(dx, 2 * w.asnumpy() * x)    # closed form
+        np.testing.assert_allclose(dw.asnumpy(), x * x)
+    assert _selected(g)._fast_packed is None

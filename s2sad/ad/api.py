@@ -25,7 +25,7 @@ import numpy as np
 from . import grad as G
 from ..backend.runtime import constexpr
 from ..nn.cell import Cell
-from ..ops.composite import GradOperation, GradFunction
+from ..ops.composite import GradOperation, GradFunction, _PackedFastPath
 
 
 # ------------------------------------------------------------------ helpers
@@ -104,7 +104,13 @@ def _check_scalar(out, api, alternative, what="its output"):
 
 @constexpr
 def _arrangement(positions, n):
-    """``(rest_positions, layout)`` for ``n`` arguments; ``layout`` rebuilds them."""
+    """``(rest_positions, layout)`` for ``n`` arguments; ``layout`` rebuilds them.
+
+    Kept per ``(positions, n)``: every eager call of a gradient function asks.
+    """
+    known = _arrangements.get((positions, n))
+    if known is not None:
+        return known
     for p in positions:
         if p >= n:
             raise IndexError("grad_position %d is out of range: the function was called "
@@ -112,7 +118,11 @@ def _arrangement(positions, n):
     rest = tuple(i for i in range(n) if i not in positions)
     layout = tuple((True, positions.index(i)) if i in positions else (False, rest.index(i))
                    for i in range(n))
+    _arrangements[positions, n] = rest, layout
     return rest, layout
+
+
+_arrangements = {}
 
 
 def _take(items, indices):
@@ -352,8 +362,12 @@ class _SelectedGrad(GradFunction):
         GradFunction.__init__(self, packed, weights, grad_op)
         self.positions = positions
         self._layout_specs = {}
+        self._fast_packed = None
 
     def __call__(self, sel, *rest):
+        fast = self._fast_packed
+        if fast is not None and fast.matches(self, sel, rest):
+            return fast.run(self, sel, rest[0])
         sel_specs = tuple(map(G.arg_spec, sel))
         for p, a, spec in zip(self.positions, sel, sel_specs):
             if not G.has_runtime_leaves(spec):
@@ -366,7 +380,9 @@ class _SelectedGrad(GradFunction):
         if layout_spec is None:
             layout_spec = self._layout_specs[layout] = G.arg_spec(layout)
         specs = (("tuple",) + sel_specs, G.arg_spec(others), layout_spec)
-        return self._call((sel, others, layout), None, specs)
+        result = self._call((sel, others, layout), None, specs)
+        self._fast_packed = _PackedFastPath.make(self, sel, others)
+        return result
 
 
 def _constant_position(p, a):

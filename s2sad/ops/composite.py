@@ -422,6 +422,37 @@ class _FastPath:
         return tuple(map(_array_grad, grads[:entry.n_flat], args))
 
 
+class _PackedFastPath:
+    """``_FastPath`` for the packed call ``gf(selected, others, layout)`` of ``s2sad.grad``.
+
+    Both groups are tuples and the layout holds constants only, so the
+    adjoint takes the selected arrays, then the others, and returns the
+    selected ones' gradients first.  Valid while ``_FastPath`` is for the
+    arguments of both groups; the layout follows from their count (the
+    selected positions are fixed).
+    """
+
+    __slots__ = ("plain", "nsel")
+
+    @staticmethod
+    def make(gf, sel, others):
+        plain = _FastPath.make(gf, sel + others)
+        if plain is None:
+            return None
+        fast = _PackedFastPath()
+        fast.plain, fast.nsel = plain, len(sel)
+        return fast
+
+    def matches(self, gf, sel, rest):
+        return len(rest) == 2 and self.plain.matches(gf, sel + rest[0])
+
+    def run(self, gf, sel, others):
+        entry = self.plain.entry
+        gf.last = entry
+        grads = entry.fn(*sel, *others)
+        return tuple(map(_array_grad, grads[:self.nsel], sel))
+
+
 def _array_grad(g, like):
     """The gradient of the array ``like``: ``g`` itself when it already matches."""
     if type(g) is _ndarray and g.shape == like.shape and g.dtype == like.dtype:
