@@ -4,6 +4,7 @@ import inspect
 import numpy as np
 
 from ..ad import grad as G
+from ..tensor import Tensor, _wrap as _tensor_of
 from ..frontend import resolve
 
 
@@ -98,12 +99,11 @@ def _search(obj, param, path, seen):
 
 def _wrap_like(grad, like):
     """Give a gradient the type and dtype of the input it belongs to."""
-    from ..tensor import Tensor
     if isinstance(like, Tensor):
         g = np.asarray(grad)
         if g.dtype != like._data.dtype:
             g = g.astype(like._data.dtype)
-        return Tensor(g)
+        return _tensor_of(g)        # the array as it is: Tensor(g) would convert it again
     if isinstance(like, np.ndarray):
         g = np.asarray(grad)
         return g.astype(like.dtype) if g.dtype != like.dtype else g
@@ -119,8 +119,10 @@ def _wrap_like(grad, like):
 
 
 def _check_grad_shape(grad, like, what):
-    shape = np.shape(getattr(like, "_data", like))
-    if np.shape(grad) != shape:
+    like = getattr(like, "_data", like)
+    # arrays' own attribute first: np.shape costs a dispatch on every gradient of every call
+    shape = like.shape if type(like) is np.ndarray else np.shape(like)
+    if (grad.shape if type(grad) is np.ndarray else np.shape(grad)) != shape:
         raise AssertionError(
             "internal error: the gradient of %s has shape %s but the input has shape %s; "
             "please report this with the program that triggered it"
