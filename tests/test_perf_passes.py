@@ -78,6 +78,18 @@ def negated_mean(W, x):
     return -np.mean(np.sum(np.tanh(x @ W), axis=1))
 
 
+def mean_of_sums_of_sums(z):
+    return np.mean(np.sum(np.sum(z * z, axis=2), axis=1))
+
+
+def mean_of_kept_row_sums(z):
+    return np.mean(np.sum(np.exp(z), axis=1, keepdims=True))
+
+
+def mean_of_scaled_row_sums(z, w):
+    return np.mean(np.sum(np.exp(z) * w, axis=1))
+
+
 def batched_rnn(W, U, xs, h):
     for t in range(xs.shape[0]):
         h = np.tanh(h @ W + xs[t] @ U)
@@ -477,6 +489,63 @@ def test_broadcast_stays_where_no_operand_has_its_shape(mod, monkeypatch):
         # central differences in float64 (step 1e-6): ~1e-9 relative error at most
         np.testing.assert_allclose(g, numeric_grad(mod.scaled_rows, args, k), rtol=1e-6)
     assert "broadcast_like" in src
+
+
+def _fd_check(fn, args, got):
+    for k, g in enumerate(G_leaves(got)):
+        assert np.shape(g) == np.shape(args[k])
+        # central differences in float64 (step 1e-6): ~1e-9 relative error at most
+        np.testing.assert_allclose(g, numeric_grad(fn, args, k), rtol=1e-6, atol=1e-9)
+
+
+def test_mean_of_row_sums_expands_its_seed_once(mod, monkeypatch):
+    rng = np.random.default_rng(9)
+    args = (rng.standard_normal((3, 4)), rng.standard_normal((5, 3)))
+    make = lambda: ops.GradOperation(get_all=True)(mod.negated_mean)     # noqa: E731
+    got, src, want, src0 = both(monkeypatch, make, args)
+    assert_same(got, want)
+    _fd_check(mod.negated_mean, args, got)
+    # before: the mean's seed expanded and broadcast to the row sums, then
+    # expanded and broadcast again; now one expansion, read where tanh's rule
+    # multiplies it with a full-shaped operand
+    assert src0.count("rt.expand_reduced(") == 2 and src0.count("rt.broadcast_like(") == 2
+    assert src.count("rt.expand_reduced(") == 1 and "rt.broadcast_like(" not in src
+    # the seed and the values made from it are scalars: neither released nor
+    # written in place
+    for name in ("d_neg", "d_reduce_mean", "real_div", "expand_reduced_real_div"):
+        assert name + " = " in src and not _reads_in(src, "del ", name), name
+    assert "rt.spare(" not in src
+
+
+def _reads_in(src, prefix, name):
+    return any(line.strip().startswith(prefix) and _reads(line, name) for line in src.splitlines())
+
+
+def test_sums_of_sums_collapse_to_one_expansion(mod, monkeypatch):
+    z = np.random.default_rng(10).standard_normal((2, 3, 4))
+    got, src, want, src0 = both(monkeypatch, lambda: ops.GradOperation()(mod.mean_of_sums_of_sums),
+                                (z,))
+    assert_same(got, want)
+    _fd_check(mod.mean_of_sums_of_sums, (z,), (got,))
+    assert src0.count("rt.expand_reduced(") == 3
+    assert src.count("rt.expand_reduced(") == 1 and "rt.broadcast_like(" not in src
+
+
+def test_kept_dims_and_kept_broadcasts_stay_right(mod, monkeypatch):
+    rng = np.random.default_rng(11)
+    z = rng.standard_normal((3, 4))
+    got, src, want, _ = both(monkeypatch, lambda: ops.GradOperation()(mod.mean_of_kept_row_sums),
+                             (z,))
+    assert_same(got, want)
+    _fd_check(mod.mean_of_kept_row_sums, (z,), (got,))
+    # w is a row: exp(z) * w has z's shape, but no operand of the product's
+    # adjoint has it without the broadcast, which stays (reading the seed's expansion)
+    args = (z, rng.standard_normal((1, 4)))
+    make = lambda: ops.GradOperation(get_all=True)(mod.mean_of_scaled_row_sums)     # noqa: E731
+    got, src, want, src0 = both(monkeypatch, make, args)
+    assert_same(got, want)
+    _fd_check(mod.mean_of_scaled_row_sums, args, got)
+    assert src.count("rt.broadcast_like(") < src0.count("rt.broadcast_like(")
 
 
 def test_broadcast_in_a_forward_loop_is_not_read_past_it(mod):

@@ -25,9 +25,9 @@ def top_level_reads(func):
 def small_values(func):
     """Ids of top-level values known to be scalars: not worth a ``del`` line.
 
-    Full reductions (no axis, no kept dims), shape queries, element counts,
-    loop counters, and elementwise ops, ``OnesLike`` or ``ExpandReduced`` of
-    such values.
+    Full reductions (no axis, no kept dims) and their seeds, shape queries,
+    element counts, loop counters, and elementwise ops, ``OnesLike`` or
+    ``ExpandReduced`` of such values.
     """
     from ..ops.operations import array_ops as A
     from ..ops.operations import math_ops as M
@@ -49,7 +49,8 @@ def small_values(func):
         if isinstance(p, M._Reduce):
             axis = args[1] if len(args) > 1 else Const(())
             yes = not p.keep_dims and isinstance(axis, Const) and axis.value in ((), None)
-        elif isinstance(p, (A.Shape, A.Size)) or type(p).__name__ == "ReducedCount":
+        elif isinstance(p, (A.Shape, A.Size, A.ReductionSeed)) or \
+                type(p).__name__ == "ReducedCount":
             yes = True
         elif isinstance(p, A.ExpandReduced):
             yes = is_small(args[0])         # a scalar reshaped to (1, 1, ...)

@@ -202,7 +202,8 @@ def read_broadcasts_unexpanded(func):
 
     An elementwise op with another operand in m's shape class broadcasts
     ``d`` to m's shape itself, to the same values; the view (``np.broadcast_to``
-    costs microseconds on small arrays) goes when nothing else reads it.  Run
+    costs microseconds on small arrays) goes when nothing else reads it.
+    Then expansions read the smaller value (``_expand_before_broadcast``).  Run
     on the final gradient only: differentiated again, the smaller operand would
     bring a sum back.  Only readers in the broadcast's own block: a backward
     loop reads the forward loop's values through stack slots, which ``d`` has
@@ -230,7 +231,62 @@ def read_broadcasts_unexpanded(func):
                     op.args = args = args[:k] + [hit[0]] + args[k + 1:]
 
     block(func.body)
+    _expand_before_broadcast(func, find)
     return func
+
+
+def _expand_before_broadcast(func, find):
+    """Expand the smaller value, not its broadcast, where the expansion is broadcast again.
+
+    The adjoint of a sum of sums (a mean of row sums, as a loss seeds) is
+    ``BroadcastLike(ExpandReduced(BroadcastLike(e, m), x, axis), x)``.  When
+    ``e`` has m's rank (an ``ExpandReduced`` onto ``m`` made it) and every
+    reader broadcasts the expansion to x's shape anyway (a ``BroadcastLike``
+    to ``x``, or an elementwise op with an operand of x's shape class),
+    expanding ``e`` puts the ones in the same places and the readers make
+    the same arrays, so the middle view goes.  And an expansion of a fully
+    reduced value's expansion (all ones) is that value's expansion onto ``x``.
+    """
+    from ..ops.operations import array_ops as A
+    made, readers = {}, {}
+    for op in walk_ops(func.body):
+        for o in op.outs:
+            made[o.id] = op
+        for v in op.arg_vars():
+            readers.setdefault(v.id, []).append(op)
+    returned = {v.id for v in leaves(func.result) if isinstance(v, Var)}
+
+    def same(a, b):
+        return isinstance(a, Var) and isinstance(b, Var) and a.id == b.id
+
+    def broadcasts(r, out, x):
+        if isinstance(r.prim, A.BroadcastLike):
+            return same(r.args[0], out) and same(r.args[1], x)
+        return r.prim.elementwise and not r.regions and any(
+            isinstance(b, Var) and b.id != out.id and find(b) == find(x) for b in r.args)
+
+    def expansion(v):
+        """The op expanding ``v`` (``keep_dims=False``), if an ``ExpandReduced`` made it."""
+        op = made.get(v.id) if isinstance(v, Var) else None
+        ok = op is not None and isinstance(op.prim, A.ExpandReduced) and not op.prim.keep_dims
+        return op if ok else None
+
+    for op in walk_ops(func.body):
+        if len(op.outs) != 1 or expansion(op.outs[0]) is not op:
+            continue
+        src, x, _ = op.args
+        out = op.outs[0]
+        if not isinstance(x, Var) or out.id in returned or \
+                not all(broadcasts(r, out, x) for r in readers.get(out.id, ())):
+            continue
+        middle = made.get(src.id) if isinstance(src, Var) else None
+        if middle is not None and isinstance(middle.prim, A.BroadcastLike):
+            inner = expansion(middle.args[0])
+            if inner is not None and same(inner.args[1], middle.args[1]):
+                op.args = [middle.args[0], x, op.args[2]]
+        inner = expansion(op.args[0])
+        if inner is not None and isinstance(inner.args[2], Const) and inner.args[2].value in (None, ()):
+            op.args = [inner.args[0], x, Const(())]
 
 
 def shape_classes(func):
