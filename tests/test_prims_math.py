@@ -506,6 +506,36 @@ def f_np_matmul(x, y):
     return np.matmul(x, y)
 
 
+class _Marked(np.ndarray):
+    """An ndarray subclass: its products keep their type through ``@``."""
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.float16, np.complex128,
+                                   np.int64, np.bool_], ids=lambda d: np.dtype(d).name)
+def test_matmul_gradients_equal_matmul_bit_for_bit(dtype):
+    # rank-1 and rank-2 gradients call np.dot (no matmul dispatch): the same
+    # values and dtype as the matmul formulas, which the rules wrote before
+    from s2sad.backend import runtime as rt
+    rng = np.random.default_rng(27)
+
+    def arr(shape):
+        a = rng.standard_normal(shape) * 3
+        return (a > 0) if dtype is np.bool_ else a.astype(dtype)
+    for n, m, k in [(3, 4, 5), (1, 7, 1), (16, 16, 16), (40, 3, 9)]:
+        x, y, x1, y1 = arr((n, m)), arr((m, k)), arr(m), arr(m)
+        d2, d1, dv = arr((n, k)), arr(n), arr(k)
+        cases = [(rt.math_matmul_grad_a(d2, x, y), d2 @ y.T),
+                 (rt.math_matmul_grad_a(dv, x1, y), y @ dv),
+                 (rt.math_matmul_grad_b(d2, x, y), x.T @ d2),
+                 (rt.math_matmul_grad_b(d1, x, y1), x.T @ d1)]
+        for got, want in cases:
+            assert got.dtype == want.dtype and got.shape == want.shape
+            np.testing.assert_array_equal(got, want)
+    # a subclass keeps its own product
+    x, d = arr((3, 4)).view(_Marked), arr(3)
+    assert type(rt.math_matmul_grad_b(d, x, arr(4))) is _Marked
+
+
 def f_ops_matmul(x, y):
     return ops.matmul(x, y)
 
