@@ -528,6 +528,11 @@ def test_matmul_gradients_equal_matmul_bit_for_bit(dtype):
                  (rt.math_matmul_grad_a(dv, x1, y), y @ dv),
                  (rt.math_matmul_grad_b(d2, x, y), x.T @ d2),
                  (rt.math_matmul_grad_b(d1, x, y1), x.T @ d1)]
+        # a batched adjoint (a gradient differentiated again) keeps matmul's
+        # broadcasting, which np.dot does not do
+        d3 = arr((2, n, k))
+        cases += [(rt.math_matmul_grad_a(d3, x, y), d3 @ y.T),
+                  (rt.math_matmul_grad_b(d3, x, y), x.T @ d3)]
         for got, want in cases:
             assert got.dtype == want.dtype and got.shape == want.shape
             np.testing.assert_array_equal(got, want)

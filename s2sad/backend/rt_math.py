@@ -302,9 +302,10 @@ def _dot(a, b):
     ``matmul`` ufunc's dispatch: the same values and dtype (checked bit for
     bit over float16 to complex and integers), 0.3 µs less on small arrays,
     once per step of a loop's backward sweep.  ``x.T @ d`` for a 1-D ``d``
-    is ``d @ x``.  Other types (subclasses) keep their ``@``.
+    is ``d @ x``.  Other ranks (a batched ``d``, where ``np.dot`` would
+    contract differently) and types (subclasses) keep their ``@``.
     """
-    if type(a) is np.ndarray and type(b) is np.ndarray:
+    if type(a) is np.ndarray and type(b) is np.ndarray and 0 < a.ndim <= 2 and 0 < b.ndim <= 2:
         return np.dot(a, b)
     return a @ b
 
