@@ -467,6 +467,13 @@ def test_release_inside_control_flow(monkeypatch, tmp_path):
 
 
 # ------------------------------------------- broadcasts read unexpanded
+def _fd_check(fn, args, got):
+    for k, g in enumerate(G_leaves(got)):
+        assert np.shape(g) == np.shape(args[k])
+        # central differences in float64 (step 1e-6): ~1e-9 relative error at most
+        np.testing.assert_allclose(g, numeric_grad(fn, args, k), rtol=1e-6, atol=1e-9)
+
+
 def test_broadcast_into_a_same_shaped_operand_is_not_built(mod, monkeypatch):
     z = np.random.default_rng(7).standard_normal((5, 4))
     got, src, want, src0 = both(monkeypatch, lambda: ops.GradOperation()(mod.row_logsumexp), (z,))
@@ -484,18 +491,8 @@ def test_broadcast_stays_where_no_operand_has_its_shape(mod, monkeypatch):
     make = lambda: ops.GradOperation(get_all=True)(mod.scaled_rows)     # noqa: E731
     got, src, want, src0 = both(monkeypatch, make, args)
     assert_same(got, want)
-    for k, g in enumerate(got):
-        assert g.shape == args[k].shape
-        # central differences in float64 (step 1e-6): ~1e-9 relative error at most
-        np.testing.assert_allclose(g, numeric_grad(mod.scaled_rows, args, k), rtol=1e-6)
+    _fd_check(mod.scaled_rows, args, got)
     assert "broadcast_like" in src
-
-
-def _fd_check(fn, args, got):
-    for k, g in enumerate(G_leaves(got)):
-        assert np.shape(g) == np.shape(args[k])
-        # central differences in float64 (step 1e-6): ~1e-9 relative error at most
-        np.testing.assert_allclose(g, numeric_grad(fn, args, k), rtol=1e-6, atol=1e-9)
 
 
 def test_mean_of_row_sums_expands_its_seed_once(mod, monkeypatch):
