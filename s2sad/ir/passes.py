@@ -285,7 +285,8 @@ def _expand_before_broadcast(func, find):
             if inner is not None and same(inner.args[1], middle.args[1]):
                 op.args = [middle.args[0], x, op.args[2]]
         inner = expansion(op.args[0])
-        if inner is not None and isinstance(inner.args[2], Const) and inner.args[2].value in (None, ()):
+        axis = inner.args[2] if inner is not None else None
+        if isinstance(axis, Const) and axis.value in ((), None):     # every axis
             op.args = [inner.args[0], x, Const(())]
 
 
