@@ -1,11 +1,12 @@
-"""The prepared call path of a gradient function of plain arrays.
+"""The prepared call path of a gradient function of plain arrays or Tensors.
 
 After a first call through the general path, ``GradOperation()(fn)`` keeps
-the compiled entry and calls it directly while the arguments stay exact
-NumPy arrays.  Its results must equal the general path's, every other kind
-of call must still take the general path, and clearing the cache or
-changing the flags must not leave a stale entry in use.  Gradients are
-checked against central finite differences.
+the compiled entry and calls it directly while the arguments keep their
+exact types (NumPy arrays or Tensors).  Its results must equal the general
+path's, every other kind of call must still take the general path, and
+clearing the cache or changing the flags must not leave a stale entry in
+use.  Gradients are checked against central finite differences or closed
+forms.
 """
 import numpy as np
 import pytest
@@ -309,3 +310,70 @@ def test_grad_positions_not_prepared_for_weights():
         np.testing.assert_allclose(dx, 2 * w.asnumpy() * x)    # closed form
         np.testing.assert_allclose(dw.asnumpy(), x * x)
     assert _selected(g)._fast_packed is None
+
+
+# ------------------------------------------------------------ Tensor arguments
+def _same_tensors(got, want):
+    assert len(got) == len(want)
+    for a, b in zip(got, want):
+        assert type(a) is type(b) and a.dtype == b.dtype
+        np.testing.assert_array_equal(a.asnumpy() if isinstance(a, Tensor) else a,
+                                      b.asnumpy() if isinstance(b, Tensor) else b)
+
+
+def test_tensor_arguments_take_the_prepared_path():
+    make = lambda: ops.GradOperation(get_all=True)(two)     # noqa: E731
+    for args in [(Tensor(A), Tensor(B)), (Tensor(A), B), (Tensor(A.astype(np.float32)), B)]:
+        g, first = _general(make, args)
+        assert g._fast is not None and g._fast.types == tuple(map(type, args))
+        second = g(*args)
+        _same_tensors(second, first)
+        for k in range(2):
+            assert type(second[k]) is type(args[k])
+            raw = [getattr(a, "_data", a) for a in args]
+            assert np.asarray(getattr(second[k], "_data", second[k])).dtype == raw[k].dtype
+            # central differences in float64 (step 1e-6): ~1e-9 relative error at
+            # most; a float32 x's gradient is rounded to float32 (eps 1.2e-7)
+            tol = 1e-5 if raw[k].dtype == np.float32 else 1e-6
+            np.testing.assert_allclose(getattr(second[k], "_data", second[k]),
+                                       _fd(two, [r.astype(np.float64) for r in raw], k),
+                                       rtol=tol, atol=tol)
+
+
+def test_changing_between_arrays_and_tensors_takes_the_general_path():
+    g = ops.GradOperation(get_all=True)(two)
+    g(Tensor(A), Tensor(B))
+    dx, dy = g(A, B)                    # arrays now: array gradients
+    assert type(dx) is np.ndarray and type(dy) is np.ndarray
+    # a closed form in float64, the same values by other ops: rounding only
+    np.testing.assert_allclose(dy, np.sin(A), rtol=1e-12)
+    assert g._fast.types == (np.ndarray, np.ndarray)
+    p = Parameter(Tensor(A), name="p")  # a Parameter is not prepared for, but right
+    dp, _ = g(p, Tensor(B))
+    assert type(dp) is Tensor
+    np.testing.assert_allclose(dp.asnumpy(), np.cos(A) * B + 2 * A, rtol=1e-12)
+    assert g._fast is None
+    dx, dy = g(Tensor(A), Tensor(B))
+    assert type(dx) is Tensor and type(dy) is Tensor
+
+
+def test_grad_positions_with_tensors():
+    K = RNG.standard_normal(20)
+    g = s2sad.grad(three, grad_position=(0, 2))
+    args = (Tensor(A), Tensor(K), Tensor(B))
+    first = g(*args)
+    assert _selected(g)._fast_packed is not None
+    second = g(*args)
+    _same_tensors(second, first)
+    for got, want in zip(second, _three_grads(A, K, B)):
+        assert type(got) is Tensor
+        np.testing.assert_allclose(got.asnumpy(), want, rtol=1e-12)    # closed form
+    labels = Tensor(np.arange(20))      # an integer Tensor among the others
+    h = s2sad.grad(scaled_by, grad_position=0)
+    for _ in range(2):
+        dx = h(Tensor(A), labels)
+        np.testing.assert_allclose(dx.asnumpy(), np.arange(20.0), rtol=1e-12)
+
+
+def scaled_by(x, k):
+    return np.sum(x * k)

@@ -376,16 +376,18 @@ _ndarray = np.ndarray
 
 
 class _FastPath:
-    """The call path of a function of plain arrays, prepared once.
+    """The call path of a function of plain arrays or Tensors, prepared once.
 
-    Valid while the arguments are exact ``np.ndarray``s of the same count,
-    the flags are unchanged and the cache has not been cleared since; any
-    other call takes the general path (which may prepare a new one).  Only
-    plain functions without weights, extra runtime inputs (globals) or a
-    Cell qualify: their cache entry has no guards to check on each call.
+    Valid while the arguments have the same exact types (``np.ndarray`` or
+    ``Tensor``) in the same count, the flags are unchanged and the cache has
+    not been cleared since; any other call takes the general path (which
+    may prepare a new one).  Only plain functions without weights, extra
+    runtime inputs (globals) or a Cell qualify: their cache entry has no
+    guards to check on each call.  A Tensor is passed as its array, and its
+    gradient comes back a Tensor.
     """
 
-    __slots__ = ("nargs", "flags", "generation", "entry", "which")
+    __slots__ = ("types", "arrays_only", "flags", "generation", "entry", "which")
 
     @staticmethod
     def make(gf, args):
@@ -394,10 +396,12 @@ class _FastPath:
         if gf.root is not None or gf._weights or entry is None or entry.inputs.entries \
                 or op.get_by_list or len(args) <= op.sens_param:
             return None
-        if any(type(a) is not _ndarray for a in args):
+        types = tuple(map(type, args))
+        if any(t is not _ndarray and t is not Tensor for t in types):
             return None
         fast = _FastPath()
-        fast.nargs = len(args)
+        fast.types = types
+        fast.arrays_only = all(t is _ndarray for t in types)
         fast.flags = (op.get_all, op.get_by_list, op.sens_param)
         fast.generation = G.cache.generation
         fast.entry = entry
@@ -405,11 +409,13 @@ class _FastPath:
         return fast
 
     def matches(self, gf, args):
-        if len(args) != self.nargs or G.cache.generation != self.generation:
+        if len(args) != len(self.types) or G.cache.generation != self.generation:
             return False
         op = gf.grad_op
         if (op.get_all, op.get_by_list, op.sens_param) != self.flags:
             return False
+        if not self.arrays_only:
+            return tuple(map(type, args)) == self.types
         for a in args:
             if type(a) is not _ndarray:
                 return False
@@ -418,10 +424,15 @@ class _FastPath:
     def run(self, gf, args):
         entry = self.entry
         gf.last = entry
-        grads = entry.fn(*args)
+        if self.arrays_only:
+            grads = entry.fn(*args)
+            like = _array_grad
+        else:
+            grads = entry.fn(*_arrays_of(args))
+            like = _grad_like
         if self.which == "first":
-            return _array_grad(grads[0], args[0])
-        return tuple(map(_array_grad, grads[:entry.n_flat], args))
+            return like(grads[0], args[0])
+        return tuple(map(like, grads[:entry.n_flat], args))
 
 
 class _PackedFastPath:
@@ -434,25 +445,44 @@ class _PackedFastPath:
     selected positions are fixed).
     """
 
-    __slots__ = ("plain", "nsel")
+    __slots__ = ("inner", "nsel")
 
     @staticmethod
     def make(gf, sel, others):
-        plain = _FastPath.make(gf, sel + others)
-        if plain is None:
+        inner = _FastPath.make(gf, sel + others)
+        if inner is None:
             return None
         fast = _PackedFastPath()
-        fast.plain, fast.nsel = plain, len(sel)
+        fast.inner, fast.nsel = inner, len(sel)
         return fast
 
     def matches(self, gf, sel, rest):
-        return len(rest) == 2 and self.plain.matches(gf, sel + rest[0])
+        return len(rest) == 2 and self.inner.matches(gf, sel + rest[0])
 
     def run(self, gf, sel, others):
-        entry = self.plain.entry
+        entry = self.inner.entry
         gf.last = entry
-        grads = entry.fn(*sel, *others)
-        return tuple(map(_array_grad, grads[:self.nsel], sel))
+        if self.inner.arrays_only:
+            grads = entry.fn(*sel, *others)
+            like = _array_grad
+        else:
+            grads = entry.fn(*_arrays_of(sel + others))
+            like = _grad_like
+        return tuple(map(like, grads[:self.nsel], sel))
+
+
+def _arrays_of(args):
+    return [a._data if type(a) is Tensor else a for a in args]
+
+
+def _grad_like(g, like):
+    """The gradient of the array or Tensor ``like`` (``_array_grad`` for a Tensor too)."""
+    if type(like) is _ndarray:
+        return _array_grad(g, like)
+    data = like._data
+    if type(g) is _ndarray and g.shape == data.shape and g.dtype == data.dtype:
+        return _tensor_of(g)
+    return _wrap_like(_check_grad_shape(g, like, "an input"), like)
 
 
 def _array_grad(g, like):
