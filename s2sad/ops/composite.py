@@ -476,7 +476,8 @@ def _arrays_of(args):
 
 
 def _grad_like(g, like):
-    """The gradient of the array or Tensor ``like`` (``_array_grad`` for a Tensor too)."""
+    """The gradient of ``like``, an array or a Tensor: ``g`` itself, as a Tensor for a
+    Tensor, when its shape and dtype already match."""
     if type(like) is _ndarray:
         return _array_grad(g, like)
     data = like._data
