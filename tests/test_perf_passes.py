@@ -467,11 +467,16 @@ def test_release_inside_control_flow(monkeypatch, tmp_path):
 
 
 # ------------------------------------------- broadcasts read unexpanded
-def _fd_check(fn, args, got):
+def _checked(monkeypatch, fn, args):
+    """Sources of ``fn``'s gradients (all inputs) with and without the passes, after
+    checking that they agree and match central differences."""
+    got, src, want, src0 = both(monkeypatch, lambda: ops.GradOperation(get_all=True)(fn), args)
+    assert_same(got, want)
     for k, g in enumerate(G_leaves(got)):
         assert np.shape(g) == np.shape(args[k])
         # central differences in float64 (step 1e-6): ~1e-9 relative error at most
         np.testing.assert_allclose(g, numeric_grad(fn, args, k), rtol=1e-6, atol=1e-9)
+    return src, src0
 
 
 def test_broadcast_into_a_same_shaped_operand_is_not_built(mod, monkeypatch):
@@ -488,20 +493,14 @@ def test_broadcast_stays_where_no_operand_has_its_shape(mod, monkeypatch):
     # w is a row: (5, 1) * (1, 4) would not be (5, 4) without the broadcast
     rng = np.random.default_rng(8)
     args = (rng.standard_normal((5, 4)), rng.standard_normal((1, 4)))
-    make = lambda: ops.GradOperation(get_all=True)(mod.scaled_rows)     # noqa: E731
-    got, src, want, src0 = both(monkeypatch, make, args)
-    assert_same(got, want)
-    _fd_check(mod.scaled_rows, args, got)
+    src, _ = _checked(monkeypatch, mod.scaled_rows, args)
     assert "broadcast_like" in src
 
 
 def test_mean_of_row_sums_expands_its_seed_once(mod, monkeypatch):
     rng = np.random.default_rng(9)
     args = (rng.standard_normal((3, 4)), rng.standard_normal((5, 3)))
-    make = lambda: ops.GradOperation(get_all=True)(mod.negated_mean)     # noqa: E731
-    got, src, want, src0 = both(monkeypatch, make, args)
-    assert_same(got, want)
-    _fd_check(mod.negated_mean, args, got)
+    src, src0 = _checked(monkeypatch, mod.negated_mean, args)
     # before: the mean's seed expanded and broadcast to the row sums, then
     # expanded and broadcast again; now one expansion, read where tanh's rule
     # multiplies it with a full-shaped operand
@@ -520,10 +519,7 @@ def _reads_in(src, prefix, name):
 
 def test_sums_of_sums_collapse_to_one_expansion(mod, monkeypatch):
     z = np.random.default_rng(10).standard_normal((2, 3, 4))
-    got, src, want, src0 = both(monkeypatch, lambda: ops.GradOperation()(mod.mean_of_sums_of_sums),
-                                (z,))
-    assert_same(got, want)
-    _fd_check(mod.mean_of_sums_of_sums, (z,), (got,))
+    src, src0 = _checked(monkeypatch, mod.mean_of_sums_of_sums, (z,))
     assert src0.count("rt.expand_reduced(") == 3
     assert src.count("rt.expand_reduced(") == 1 and "rt.broadcast_like(" not in src
 
@@ -531,17 +527,10 @@ def test_sums_of_sums_collapse_to_one_expansion(mod, monkeypatch):
 def test_kept_dims_and_kept_broadcasts_stay_right(mod, monkeypatch):
     rng = np.random.default_rng(11)
     z = rng.standard_normal((3, 4))
-    got, src, want, _ = both(monkeypatch, lambda: ops.GradOperation()(mod.mean_of_kept_row_sums),
-                             (z,))
-    assert_same(got, want)
-    _fd_check(mod.mean_of_kept_row_sums, (z,), (got,))
+    _checked(monkeypatch, mod.mean_of_kept_row_sums, (z,))
     # w is a row: exp(z) * w has z's shape, but no operand of the product's
     # adjoint has it without the broadcast, which stays (reading the seed's expansion)
-    args = (z, rng.standard_normal((1, 4)))
-    make = lambda: ops.GradOperation(get_all=True)(mod.mean_of_scaled_row_sums)     # noqa: E731
-    got, src, want, src0 = both(monkeypatch, make, args)
-    assert_same(got, want)
-    _fd_check(mod.mean_of_scaled_row_sums, args, got)
+    src, src0 = _checked(monkeypatch, mod.mean_of_scaled_row_sums, (z, rng.standard_normal((1, 4))))
     assert src.count("rt.broadcast_like(") < src0.count("rt.broadcast_like(")
 
 

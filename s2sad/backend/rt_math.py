@@ -341,10 +341,8 @@ def math_matmul_grad_b(d, x, y):
     except AttributeError:      # a ShapeOf or a number
         pass
     ys, xn = _shape(y), len(_shape(x))
-    if xn == 2 and len(ys) == 2:
-        return _dot(x.T, d)
-    if xn == 2 and len(ys) == 1:
-        return _dot(d, x)
+    if xn == 2 and len(ys) in (1, 2):
+        return _dot(d, x) if np.ndim(d) == 1 else _dot(x.T, d)
     if xn == 1 and len(ys) == 2:
         return np.multiply.outer(x, d)
     if xn == 1 and len(ys) == 1:
