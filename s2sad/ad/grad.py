@@ -116,28 +116,30 @@ def has_runtime_leaves(spec):
 def abstract_args(values, specs, hints):
     """Vars for runtime leaves, Consts for the rest; also the flat runtime leaves."""
     flat = []
+    return [_abstract(v, s, h, flat) for v, s, h in zip(values, specs, hints)], flat
 
-    def build(value, spec, hint):
-        kind = spec[0]
-        if kind in ("tensor", "array", "npscalar"):
-            var = Var(hint)
-            flat.append(var)
-            return var
-        if kind == "mutable":
-            inner = value.value
-            if isinstance(inner, (tuple, list)):
-                return tuple(build(Mutable(v), ("mutable", None), "%s_%d" % (hint, i))
-                             for i, v in enumerate(inner))
-            var = Var(hint)
-            flat.append(var)
-            return var
-        if kind in ("tuple", "list"):
-            # a tuple of hints names each element; a string is numbered
-            return tuple(build(v, s, hint[i] if isinstance(hint, tuple) else "%s_%d" % (hint, i))
-                         for i, (v, s) in enumerate(zip(value, spec[1:])))
-        return Const(value)
 
-    return [build(v, s, h) for v, s, h in zip(values, specs, hints)], flat
+def _abstract(value, spec, hint, flat):
+    """``value``'s Vars and Consts; each new Var is appended to ``flat``."""
+    kind = spec[0]
+    if kind in ("tensor", "array", "npscalar"):
+        var = Var(hint)
+        flat.append(var)
+        return var
+    if kind == "mutable":
+        inner = value.value
+        if isinstance(inner, (tuple, list)):
+            return tuple(_abstract(Mutable(v), ("mutable", None), "%s_%d" % (hint, i), flat)
+                         for i, v in enumerate(inner))
+        var = Var(hint)
+        flat.append(var)
+        return var
+    if kind in ("tuple", "list"):
+        # a tuple of hints names each element; a string is numbered
+        return tuple(_abstract(v, s, hint[i] if isinstance(hint, tuple) else "%s_%d" % (hint, i),
+                               flat)
+                     for i, (v, s) in enumerate(zip(value, spec[1:])))
+    return Const(value)
 
 
 def flatten_runtime(values, specs):
@@ -311,7 +313,11 @@ def _without_gc(compile_fn):
     until it ends; each automatic collection rescans all of them, which made
     compile time grow faster than the program (10,000 calls: 4.2 s, 2.8 s
     without collections).  Nothing collectable is made meanwhile that cannot
-    wait for the end.
+    wait for the end -- nor should be: a reference cycle would keep all it
+    reaches until the collector runs again, so passes recurse through
+    module-level functions, never through a nested function calling itself
+    (which would hold its tables, as large as the program, to the end;
+    ``tests/test_compile_garbage.py``).
     """
     @functools.wraps(compile_fn)
     def run(*args, **kwargs):

@@ -16,7 +16,7 @@ a branch inside it defines a value that is read after it, or when it reads a
 value that an earlier branch defined (the backward branch of a forward
 ``if``).  Outlining never changes what is computed, only where it is written.
 """
-from ..ir.nodes import Var, Func, Op, Region, leaves
+from ..ir.nodes import Var, Func, Op, Region, defined_ids, leaves
 from ..ir.control import CallGenerated
 
 
@@ -132,59 +132,55 @@ def signature(func):
     generated code writes the function once and calls it from both places.
     """
     ids = {}
+    params = tuple(_ref(p, ids) for p in func.params)
+    body = _signature_block(func.body, ids)
+    return params, body, _ref(func.result if isinstance(func.result, tuple) else (func.result,),
+                              ids)
 
-    def ref(v):
-        if isinstance(v, tuple):
-            return tuple(ref(x) for x in v)
-        if isinstance(v, Var):
-            return ids.setdefault(v.id, len(ids))
-        value = v.value
-        if isinstance(value, (bool, int, float, str, type(None))):
-            return ("c", type(value).__name__, repr(value))
-        return ("k", id(value))
 
-    def prim_key(prim):
-        if isinstance(prim, CallGenerated):
-            return ("call", signature(prim.func))
-        try:
-            key = prim.key()
-            hash(key)
-            return key
-        except TypeError:
-            return ("prim", id(prim))
+def _ref(v, ids):
+    """``v`` in a signature: a Var by its order of first appearance, a constant by value."""
+    if isinstance(v, tuple):
+        return tuple(_ref(x, ids) for x in v)
+    if isinstance(v, Var):
+        return ids.setdefault(v.id, len(ids))
+    value = v.value
+    if isinstance(value, (bool, int, float, str, type(None))):
+        return ("c", type(value).__name__, repr(value))
+    return ("k", id(value))
 
-    def block(ops):
-        out = []
-        for op in ops:
-            regions = []
-            for r in op.regions:
-                params = tuple(ref(p) for p in r.params)
-                regions.append((params, block(r.ops), ref(tuple(r.result))))
-            loc = (op.loc.filename, op.loc.lineno) if op.loc is not None else None
-            out.append((prim_key(op.prim), ref(tuple(op.args)), tuple(ref(o) for o in op.outs),
-                        tuple(regions), loc))
-        return tuple(out)
 
-    params = tuple(ref(p) for p in func.params)
-    body = block(func.body)
-    return params, body, ref(func.result if isinstance(func.result, tuple) else (func.result,))
+def _prim_key(prim):
+    if isinstance(prim, CallGenerated):
+        return ("call", signature(prim.func))
+    try:
+        key = prim.key()
+        hash(key)
+        return key
+    except TypeError:
+        return ("prim", id(prim))
+
+
+def _signature_block(ops, ids):
+    out = []
+    for op in ops:
+        regions = []
+        for r in op.regions:
+            params = tuple(_ref(p, ids) for p in r.params)
+            regions.append((params, _signature_block(r.ops, ids), _ref(tuple(r.result), ids)))
+        loc = (op.loc.filename, op.loc.lineno) if op.loc is not None else None
+        out.append((_prim_key(op.prim), _ref(tuple(op.args), ids),
+                    tuple(_ref(o, ids) for o in op.outs), tuple(regions), loc))
+    return tuple(out)
 
 
 def _inner_defs(ops):
     """Ids defined inside the regions of ``ops`` (not by the ops themselves)."""
     out = set()
-
-    def walk(region_ops):
-        for op in region_ops:
-            out.update(o.id for o in op.outs)
-            for r in op.regions:
-                out.update(p.id for p in r.params)
-                walk(r.ops)
-
     for op in ops:
         for r in op.regions:
             out.update(p.id for p in r.params)
-            walk(r.ops)
+            defined_ids(r.ops, out)
     return out
 
 
@@ -201,23 +197,25 @@ def _free_uses(ops, extra=()):
             seen.add(v.id)
             order.append(v)
 
-    def block(region_ops, defined):
-        for op in region_ops:
-            for v in op.arg_vars():
-                use(v, defined)
-            for r in op.regions:
-                local = set(defined)
-                local.update(p.id for p in r.params)
-                block(r.ops, local)
-                for v in leaves(r.result):
-                    use(v, local)
-            defined.update(o.id for o in op.outs)
-
     defined = set()
-    block(ops, defined)
+    _uses_block(ops, defined, use)
     for v in extra:
         use(v, defined)
     return order
+
+
+def _uses_block(ops, defined, use):
+    """Call ``use(v, ids defined there)`` for each read in ``ops``, in order."""
+    for op in ops:
+        for v in op.arg_vars():
+            use(v, defined)
+        for r in op.regions:
+            local = set(defined)
+            local.update(p.id for p in r.params)
+            _uses_block(r.ops, local, use)
+            for v in leaves(r.result):
+                use(v, local)
+        defined.update(o.id for o in op.outs)
 
 
 __all__ = ["outline"]

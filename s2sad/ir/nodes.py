@@ -197,6 +197,27 @@ def walk_ops(ops):
             yield from walk_ops(r.ops)
 
 
+def walk_blocks(ops):
+    """``(op, the list holding it)`` for every op of ``walk_ops(ops)``."""
+    for op in ops:
+        yield op, ops
+        for r in op.regions:
+            yield from walk_blocks(r.ops)
+
+
+def substitute(a, subst):
+    """``a`` (a value or a nested tuple) with each Var replaced by what ``subst`` maps its id to.
+
+    Chains are followed (``subst`` may map a value to one it maps further).
+    """
+    if isinstance(a, tuple):
+        return tuple(substitute(x, subst) for x in a)
+    if isinstance(a, Var):
+        while a.id in subst:
+            a = subst[a.id]
+    return a
+
+
 class Func:
     """A function: parameters, a body of ops, and a result structure."""
 
@@ -237,16 +258,12 @@ def use_counts(func):
         if isinstance(v, Var):
             counts[v.id] = counts.get(v.id, 0) + 1
 
-    def block(ops):
-        for op in ops:
-            for v in op.arg_vars():
+    for op in walk_ops(func.body):
+        for v in op.arg_vars():
+            bump(v)
+        for r in op.regions:
+            for v in leaves(r.result):
                 bump(v)
-            for r in op.regions:
-                block(r.ops)
-                for v in leaves(r.result):
-                    bump(v)
-
-    block(func.body)
     for v in leaves(func.result):
         bump(v)
     return counts

@@ -1,5 +1,5 @@
 """IR-to-IR simplifications that never change a result."""
-from .nodes import Var, Const, leaves, walk_ops
+from .nodes import Var, Const, leaves, substitute, walk_ops
 
 
 def dce(func):
@@ -63,61 +63,55 @@ def cse(func):
     other path); values from enclosing code are reused inside regions.
     """
     subst = {}
-
-    def sub(a):
-        if isinstance(a, tuple):
-            return tuple(sub(x) for x in a)
-        if isinstance(a, Var):
-            while a.id in subst:
-                a = subst[a.id]
-        return a
-
-    def key_of(op):
-        try:
-            args = tuple(_arg_key(a) for a in op.args)
-            k = (op.prim.key(), args)
-            hash(k)
-            return k
-        except TypeError:
-            return None
-
-    def block(ops, table):
-        from .control import StackPop
-        kept = []
-        for op in ops:
-            op.args = [sub(a) for a in op.args]
-            if isinstance(op.prim, StackPop):
-                # a pop rebinds the values pushed; a pushed value merged into
-                # another is rebound under the name that is still read
-                op.outs = [sub(o) for o in op.outs]
-            for r in op.regions:
-                r.ops = block(r.ops, dict(table))
-                r.result = tuple(sub(x) for x in r.result)
-            same = _identity_input(op)
-            if same is not None and isinstance(op.args[same], Var):
-                subst[op.outs[0].id] = op.args[same]
-                continue
-            if op.regions or op.prim.stateful or not op.outs:
-                kept.append(op)
-                continue
-            k = key_of(op)
-            if k is not None and k in table:
-                for o, prev in zip(op.outs, table[k]):
-                    subst[o.id] = prev
-                continue
-            if k is not None:
-                table[k] = op.outs
-            kept.append(op)
-        return kept
-
     start = getattr(func, "backward_start", None)
     position = {id(op): i for i, op in enumerate(func.body)}
-    func.body = block(func.body, {})
-    func.result = sub(func.result)
+    func.body = _cse_block(func.body, {}, subst)
+    func.result = substitute(func.result, subst)
     if start is not None:
         func.backward_start = next((k for k, op in enumerate(func.body)
                                     if position[id(op)] >= start), len(func.body))
     return func
+
+
+def _cse_block(ops, table, subst):
+    """The ops of ``ops`` kept; ``table`` maps op keys to outputs, ``subst`` records drops."""
+    from .control import StackPop
+    kept = []
+    for op in ops:
+        op.args = [substitute(a, subst) for a in op.args]
+        if isinstance(op.prim, StackPop):
+            # a pop rebinds the values pushed; a pushed value merged into
+            # another is rebound under the name that is still read
+            op.outs = [substitute(o, subst) for o in op.outs]
+        for r in op.regions:
+            r.ops = _cse_block(r.ops, dict(table), subst)
+            r.result = tuple(substitute(x, subst) for x in r.result)
+        same = _identity_input(op)
+        if same is not None and isinstance(op.args[same], Var):
+            subst[op.outs[0].id] = op.args[same]
+            continue
+        if op.regions or op.prim.stateful or not op.outs:
+            kept.append(op)
+            continue
+        k = _op_key(op)
+        if k is not None and k in table:
+            for o, prev in zip(op.outs, table[k]):
+                subst[o.id] = prev
+            continue
+        if k is not None:
+            table[k] = op.outs
+        kept.append(op)
+    return kept
+
+
+def _op_key(op):
+    """What two ops computing the same value share, or None (unhashable attributes)."""
+    try:
+        k = (op.prim.key(), tuple(_arg_key(a) for a in op.args))
+        hash(k)
+        return k
+    except TypeError:
+        return None
 
 
 def _identity_input(op):
@@ -168,33 +162,34 @@ def same_shape(func):
     def same(a, b):
         return isinstance(a, Var) and isinstance(b, Var) and find(a) == find(b)
 
-    def rewrite(ops):
-        for op in ops:
-            op.args = [subst.get(a.id, a) if isinstance(a, Var) else a for a in op.args]
-            for r in op.regions:
-                rewrite(r.ops)
-                r.result = tuple(subst.get(v.id, v) if isinstance(v, Var) else v
-                                 for v in r.result)
-            if len(op.outs) != 1 or op.regions:
-                continue
-            p, a = op.prim, op.args
-            if isinstance(p, (A.Unbroadcast, A.BroadcastLike)) and same(a[0], a[1]):
-                subst[op.outs[0].id] = a[0]
-            elif isinstance(p, M.Mul) and len(a) == 2:
-                for one, other in ((a[0], a[1]), (a[1], a[0])):
-                    if isinstance(one, Var) and one.id in ones and same(one, other) \
-                            and other.id not in integral:
-                        subst[op.outs[0].id] = other
-                        break
+    def replacement(op):
+        """The value ``op`` computes again, or None."""
+        p, a = op.prim, op.args
+        if isinstance(p, (A.Unbroadcast, A.BroadcastLike)) and same(a[0], a[1]):
+            return a[0]
+        if isinstance(p, M.Mul) and len(a) == 2:
+            for one, other in ((a[0], a[1]), (a[1], a[0])):
+                if isinstance(one, Var) and one.id in ones and same(one, other) \
+                        and other.id not in integral:
+                    return other
+        return None
 
-    rewrite(func.body)
-
-    def sub(x):
-        if isinstance(x, tuple):
-            return tuple(sub(v) for v in x)
-        return subst.get(x.id, x) if isinstance(x, Var) else x
-    func.result = sub(func.result)
+    _replace_block(func.body, subst, replacement)
+    func.result = substitute(func.result, subst)
     return func
+
+
+def _replace_block(ops, subst, replacement):
+    """Drop nothing, but make every reader of a replaced single-output op read its replacement."""
+    for op in ops:
+        op.args = [substitute(a, subst) for a in op.args]
+        for r in op.regions:
+            _replace_block(r.ops, subst, replacement)
+            r.result = tuple(substitute(v, subst) for v in r.result)
+        if len(op.outs) == 1 and not op.regions:
+            value = replacement(op)
+            if value is not None:
+                subst[op.outs[0].id] = value
 
 
 def read_broadcasts_unexpanded(func):
@@ -209,30 +204,30 @@ def read_broadcasts_unexpanded(func):
     loop reads the forward loop's values through stack slots, which ``d`` has
     none of.
     """
-    from ..ops.operations import array_ops as A
     find = shape_classes(func)
-
-    def block(ops):
-        source = {}
-        for op in ops:
-            for r in op.regions:
-                block(r.ops)
-            if isinstance(op.prim, A.BroadcastLike) and isinstance(op.args[1], Var):
-                source[op.outs[0].id] = op.args
-                continue
-            args = op.args
-            if not op.prim.elementwise or op.regions or \
-                    not all(isinstance(a, Var) or is_number(a) for a in args):
-                continue
-            for k, a in enumerate(args):
-                hit = source.get(a.id) if isinstance(a, Var) else None
-                if hit is not None and any(isinstance(b, Var) and j != k and
-                                           find(b) == find(hit[1]) for j, b in enumerate(args)):
-                    op.args = args = args[:k] + [hit[0]] + args[k + 1:]
-
-    block(func.body)
+    _read_unexpanded(func.body, find)
     _expand_before_broadcast(func, find)
     return func
+
+
+def _read_unexpanded(ops, find):
+    from ..ops.operations import array_ops as A
+    source = {}
+    for op in ops:
+        for r in op.regions:
+            _read_unexpanded(r.ops, find)
+        if isinstance(op.prim, A.BroadcastLike) and isinstance(op.args[1], Var):
+            source[op.outs[0].id] = op.args
+            continue
+        args = op.args
+        if not op.prim.elementwise or op.regions or \
+                not all(isinstance(a, Var) or is_number(a) for a in args):
+            continue
+        for k, a in enumerate(args):
+            hit = source.get(a.id) if isinstance(a, Var) else None
+            if hit is not None and any(isinstance(b, Var) and j != k and
+                                       find(b) == find(hit[1]) for j, b in enumerate(args)):
+                op.args = args = args[:k] + [hit[0]] + args[k + 1:]
 
 
 def _expand_before_broadcast(func, find):

@@ -11,7 +11,7 @@ no derivative rules.
 from ..ops.primitive import Primitive
 from ..ops.operations.math_ops import MatMul, MatMulGradA, MatMulGradB
 from .control import ForRange, NewAccumulator, AccumulateAt
-from .nodes import Var, Op, use_counts
+from .nodes import Var, Op, use_counts, walk_blocks
 
 
 class NewMatMulGradSum(Primitive):
@@ -73,18 +73,11 @@ _ADD = {MatMulGradA: lambda prim: SumAddGrad("a"), MatMulGradB: lambda prim: Sum
 
 def sum_matmul_grads(func):
     """Give each backward-loop accumulator that adds matmul gradients a ``MatMulGradSum``."""
-    counts = use_counts(func)
-    made = {}
-
-    def index(ops):
-        for op in ops:
-            for o in op.outs:
-                made[o.id] = (op, ops)
-            for r in op.regions:
-                index(r.ops)
-
-    index(func.body)
+    made = {o.id: (op, ops) for op, ops in walk_blocks(func.body) for o in op.outs}
     loops = [(op, block) for op, block in made.values() if isinstance(op.prim, ForRange)]
+    if not loops:
+        return func
+    counts = use_counts(func)
     done = set()
     for loop, block in loops:
         if id(loop) not in done:

@@ -13,31 +13,15 @@ from .nodes import Var, Region, leaves
 
 def prune_stack_slots(func):
     """Remove slots whose popped value is not read where it is popped."""
-    from .control import NewStack, StackPush, StackPop
+    from .control import NewStack, StackPush
     pushes, pops = {}, {}
-
-    def scan(ops, result):
-        for op in ops:
-            if isinstance(op.prim, StackPush):
-                pushes.setdefault(op.args[0].id, []).append((op, ops))
-            elif isinstance(op.prim, StackPop):
-                pops.setdefault(op.args[0].id, []).append((op, ops, result))
-            for r in op.regions:
-                scan(r.ops, r.result)
-
-    scan(func.body, func.result)
+    _scan(func.body, func.result, pushes, pops)
+    if not pops:
+        return func
     # a popped value is the pushed one rebound; before a whole stack goes, no
     # op after the pop (in program order) but a push may read it
     order = []
-
-    def walk(ops):
-        for op in ops:
-            order.append(op)
-            for r in op.regions:
-                walk(r.ops)
-                order.append(r)
-
-    walk(func.body)
+    _program_order(func.body, order)
     position = {id(x): i for i, x in enumerate(order)}
 
     def read_after(pop, ids):
@@ -74,3 +58,24 @@ def prune_stack_slots(func):
         pop.outs = [pop.outs[k] for k in keep]
         push.args = [push.args[0]] + [push.args[1 + k] for k in keep]
     return func
+
+
+def _scan(ops, result, pushes, pops):
+    """Record each push as ``(op, its block)``, each pop with its block's result too."""
+    from .control import StackPush, StackPop
+    for op in ops:
+        if isinstance(op.prim, StackPush):
+            pushes.setdefault(op.args[0].id, []).append((op, ops))
+        elif isinstance(op.prim, StackPop):
+            pops.setdefault(op.args[0].id, []).append((op, ops, result))
+        for r in op.regions:
+            _scan(r.ops, r.result, pushes, pops)
+
+
+def _program_order(ops, order):
+    """Append ops in program order, each region after its ops (its result is read there)."""
+    for op in ops:
+        order.append(op)
+        for r in op.regions:
+            _program_order(r.ops, order)
+            order.append(r)

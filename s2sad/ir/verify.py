@@ -13,7 +13,6 @@ class IRError(AssertionError):
 
 
 def verify(func):
-    from .control import StackPop
     defined = set()
 
     # ``where`` is a value to describe only when something is wrong: building
@@ -29,25 +28,27 @@ def verify(func):
         if isinstance(v, Var) and v.id not in defined:
             raise IRError("%s: %r used before definition in %r" % (func.name, v, where))
 
-    def block(ops):
-        for op in ops:
-            for v in op.arg_vars():
-                use(v, op)
-            for r in op.regions:
-                for p in r.params:
-                    if p.id not in defined:
-                        define(p, op)
-                block(r.ops)
-                for v in leaves(r.result):
-                    use(v, op)
-            for o in op.outs:
-                if isinstance(op.prim, StackPop) and o.id in defined:
-                    continue
-                define(o, op)
-
     for p in func.params:
         define(p, "parameters")
-    block(func.body)
+    _block(func.body, defined, define, use)
     for v in leaves(func.result):
         use(v, "the result")
     return func
+
+
+def _block(ops, defined, define, use):
+    from .control import StackPop
+    for op in ops:
+        for v in op.arg_vars():
+            use(v, op)
+        for r in op.regions:
+            for p in r.params:
+                if p.id not in defined:
+                    define(p, op)
+            _block(r.ops, defined, define, use)
+            for v in leaves(r.result):
+                use(v, op)
+        for o in op.outs:
+            if isinstance(op.prim, StackPop) and o.id in defined:
+                continue
+            define(o, op)
