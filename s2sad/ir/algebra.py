@@ -17,24 +17,31 @@ Each rewrite is exact in IEEE arithmetic (negation only flips a sign bit, and
 rounding to nearest is symmetric, so a sum of negated terms is the negated
 sum) and keeps NumPy's broadcasting and dtype: results are bit for bit the same.
 """
-from .nodes import Var, Op, use_counts
+from .nodes import Var, Op, substitute, use_counts
 
 
 def fold_negations(func):
     """Rewrite single-use negations as described above; returns ``func``."""
     counts = use_counts(func)
     start = getattr(func, "backward_start", None)
-    func.body, origin = _block(func.body, counts)
+    renamed = {}
+    func.body, origin = _block(func.body, counts, renamed)
+    if renamed:
+        func.result = substitute(func.result, renamed)
     if start is not None:
         func.backward_start = next((j for j, k in enumerate(origin) if k >= start),
                                    len(func.body))
     return func
 
 
-def _block(ops, counts):
-    """The rewritten ops, and for each the index of the op it came from."""
+def _block(ops, counts, renamed):
+    """The rewritten ops, and for each the index of the op it came from.
+
+    A negation of a negation is dropped, its readers (here and after this
+    block) reading the first one's operand: ``renamed`` maps one to the other.
+    """
     from ..ops.operations import math_ops as M
-    from .control import Copy
+    from .control import StackPop
     absorbed, cancels = _absorbed(ops, counts)
     negs = {}           # id of a single-use negation's output -> its op
     dropped = set()     # ids of negations folded into their reader
@@ -47,8 +54,15 @@ def _block(ops, counts):
         return neg.args[0]
 
     for k, op in enumerate(ops):
+        if renamed:
+            op.args = [substitute(a, renamed) for a in op.args]
+            if isinstance(op.prim, StackPop):
+                # a pop rebinds the values pushed, under the names they are read by
+                op.outs = [substitute(o, renamed) for o in op.outs]
         for r in op.regions:
-            r.ops = _block(r.ops, counts)[0]
+            r.ops = _block(r.ops, counts, renamed)[0]
+            if renamed:
+                r.result = substitute(r.result, renamed)
         p = type(op.prim)
         if not op.regions and len(op.args) == 2 and p in (M.Add, M.Sub):
             x, y = op.args
@@ -61,7 +75,11 @@ def _block(ops, counts):
             elif p is M.Sub and ny:
                 op.prim, op.args = M.Add(), [x, fold(y)]
         elif id(op) in cancels:
-            op.prim, op.args = Copy(), [fold(op.args[0])]
+            same = fold(op.args[0])
+            if same.hint is None:
+                same.hint = op.outs[0].hint     # an adjoint keeps its name
+            renamed[op.outs[0].id] = same
+            continue
         elif id(op) in absorbed and p is not M.Neg:
             j = next(j for j in _signed_args(op) if op.args[j].id in negs)
             args = list(op.args)
