@@ -73,10 +73,10 @@ def test_bench_quick_run(tmp_path):
         assert p["s2sad"]["compiles_on_second_call"] == 0
     assert f["compile_ratio_largest_over_middle"] > 0
     for n in f["sizes"]:
-        # a straight-line program's compile time is the median of three compiles
+        # a straight-line program's compile time is the median of five compiles
         s = f["programs"]["straight_%d" % n]["s2sad"]
-        assert len(s["compile_s_samples"]) == 3
-        assert s["compile_s"] == sorted(s["compile_s_samples"])[1]
+        assert len(s["compile_s_samples"]) == 5
+        assert s["compile_s"] == sorted(s["compile_s_samples"])[2]
 
     results = {t["result"] for t in data["targets"]}
     assert results <= {"PASS", "MISS", "n/a"}

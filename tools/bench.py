@@ -18,7 +18,8 @@ Workloads (``--only`` takes their letters):
 
 Tools: the NumPy forward, a hand-written NumPy gradient, s2sad (first-call
 compile time reported apart, for (f)'s straight-line programs the median of
-three compiles; the second call must not compile again), and,
+five compiles, the programs taking turns; the second call must not compile
+again), and,
 when installed, autograd, PyTorch (CPU, eager), JAX (eager and jit; jit
 compile time reported apart) and tangent (transformation time reported).  A
 tool that is not installed, or that cannot run a workload, is reported as
@@ -1097,7 +1098,7 @@ def _finite_program(make, n, seed, args):
 
 
 # compiles of each straight-line program of (f); its compile time is their median
-COMPILE_SAMPLES = 3
+COMPILE_SAMPLES = 5
 
 
 def _forget_compiled():
@@ -1119,6 +1120,21 @@ def _compile_once(fn, args):
     return s1 - s0
 
 
+def _compile_samples(programs):
+    """``{key: [seconds, ...]}``: ``COMPILE_SAMPLES`` compiles of each ``(key, fn, args)``.
+
+    The programs take turns, round after round, before any other tool runs:
+    the target is a ratio of two of these times, so both are sampled in the
+    same state of the process (a peer compiling a large program in between
+    once made the next compiles 40% slower).
+    """
+    samples = {key: [] for key, _, _ in programs}
+    for _ in range(COMPILE_SAMPLES):
+        for key, fn, args in programs:
+            samples[key].append(_compile_once(fn, args))
+    return samples
+
+
 def workload_f(R, tmp, peer_max):
     sizes = (100, 300, 1000) if R.quick else (100, 1000, 10000)
     body_n = 100 if R.quick else 1000
@@ -1136,8 +1152,11 @@ def workload_f(R, tmp, peer_max):
                   (x, y, steps)))
     progs.append(("loop_iters_%d" % iters, "for loop of %d iterations, 3-call body" % iters,
                   3, long_loop_program(iters), (x, y)))
+    mods = {key: tmp.load(src, key) for key, _, _, src, _ in progs}
+    samples = _compile_samples([(key, mods[key].prog, args) for key, _, _, _, args in progs
+                                if key.startswith("straight")])
     for key, label, n, src, args in progs:
-        mod = tmp.load(src, key)
+        mod = mods[key]
         ref = mod.prog_hand(*args)
         entry = {"label": label, "primitive_calls": n}
         gf = ops.GradOperation(get_all=True)(mod.prog)
@@ -1145,16 +1164,14 @@ def workload_f(R, tmp, peer_max):
         fwd = entry["numpy"] = {"status": "ok"}
         R.schedule(fwd, "forward_s", mod.prog, args)
         straight = key.startswith("straight")
-        # one compile is one sample, and the ratio of two of them is the target:
-        # the median of several, each from scratch (the source parsed again too)
-        samples = [_compile_once(mod.prog, args) for _ in range(COMPILE_SAMPLES - 1)] \
-            if straight else []
         _forget_compiled()
         entry["s2sad"] = s2sad_tool(R, gf, args, want, "float64", same_forward=fwd)
-        if samples and entry["s2sad"].get("compile_s") is not None:
-            samples.append(entry["s2sad"]["compile_s"])
-            entry["s2sad"]["compile_s_samples"] = samples
-            entry["s2sad"]["compile_s"] = statistics.median(samples)
+        if straight and entry["s2sad"].get("compile_s") is not None:
+            # one compile is one sample, and the ratio of two of them is the
+            # target: the median of those sampled above (this one came after
+            # other tools ran)
+            entry["s2sad"]["compile_s_samples"] = samples[key]
+            entry["s2sad"]["compile_s"] = statistics.median(samples[key])
         entry["hand"] = R.tool("hand", mod.prog_hand, args, ref, "float64", same_forward=fwd)
         if straight and R.has("tangent"):
             if n <= peer_max:
