@@ -335,7 +335,10 @@ def math_matmul_grad_a(d, x, y):
 
 def math_matmul_grad_b(d, x, y):
     """The gradient of ``x @ y`` with respect to ``y`` (``y`` may be a ``ShapeOf``)."""
-    try:        # a matrix times a vector or matrix (an RNN's step): no shape tuples
+    if type(d) is np.ndarray and type(x) is np.ndarray and d.ndim == 1 and x.ndim == 2:
+        # a matrix times a vector (an RNN's step; ``y`` is a vector, as ``x @ y`` was)
+        return np.dot(d, x)
+    try:        # a matrix times a vector or matrix: no shape tuples
         if x.ndim == 2 and 0 < y.ndim <= 2:
             return _dot(d, x) if d.ndim == 1 else _dot(x.T, d)
     except AttributeError:      # a ShapeOf or a number
@@ -388,11 +391,11 @@ class MatMulGradSum:
 
     def add_grad_a(self, d, x, y):
         """``+= math_matmul_grad_a(d, x, y)``: ``d @ y.T``, or ``outer(d, y)``."""
-        if type(d) is np.ndarray and type(y) is np.ndarray and d.ndim == y.ndim \
-                and _rank(x) == 2:
-            if d.ndim == 1:
+        if type(d) is np.ndarray and type(y) is np.ndarray:
+            if d.ndim == 1 == y.ndim:
+                # ``x @ y`` a vector, ``y`` one too: ``x`` is a matrix (an RNN's step)
                 return self._keep(self.rows, d, y)
-            if d.ndim == 2:
+            if d.ndim == 2 == y.ndim and _rank(x) == 2:
                 return self._keep(self.blocks, d.T, y.T)
         self.acc += math_matmul_grad_a(d, x, y)
 
