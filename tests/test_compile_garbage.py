@@ -14,7 +14,6 @@ import numpy as np
 import pytest
 
 from s2sad import ops
-from s2sad.ad import grad as G
 
 from gradcheck import numeric_grad
 from test_random_programs import load_source

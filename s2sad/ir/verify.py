@@ -37,6 +37,7 @@ def verify(func):
 
 
 def _block(ops, defined, define, use):
+    """Check ``ops`` in program order (a region's params and ops before its op's outputs)."""
     from .control import StackPop
     for op in ops:
         for v in op.arg_vars():
