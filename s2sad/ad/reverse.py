@@ -25,6 +25,7 @@ from ..errors import NoGradientRuleError, RuleError
 from ..ir.nodes import (Var, Const, Op, Func, Region, AdjointOf, defined_ids, leaves,
                         tag_frame, walk_ops)
 from ..ir import control as C
+from ..ir.shift import constant_shifts
 from ..ops._grad import bprop_getters
 from ..ops.operations import math_ops as M
 from ..ops.operations import array_ops as A
@@ -711,6 +712,7 @@ def reverse(func, wrt, sens=None, name=None, return_value=False):
     _fresh_pops(body)
     R.active = {v.id for v in wrt}
     propagate(body, R.active)
+    R.active -= constant_shifts(body, func.result)
     adj = R.adjoints()
 
     out_leaves = leaves(func.result)

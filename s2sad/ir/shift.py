@@ -1,0 +1,115 @@
+"""A softmax's stabilising shift carries no gradient.
+
+``z = x - max(x, axis, keepdims=True)`` keeps ``exp`` from overflowing in a
+softmax ``exp(z) / sum(exp(z))`` or a log-softmax ``z - log(sum(exp(z)))``.
+Both are unchanged when every slice of ``x`` along ``axis`` is shifted by a
+constant, so the output does not depend on the max's value at all: its
+adjoint ``-sum(d_z, axis)`` is zero in exact arithmetic (in floating point a
+residue of rounding), and the max's rule (the tie mask, its count, a division
+and a product) only spends time spreading that zero.  JAX's ``logsumexp`` and
+PyTorch's ``log_softmax`` stop the gradient at the max for the same reason;
+``constant_shifts`` lets reverse mode do so for the idiom written out.
+
+It proves the invariance by following the shifted values forward in their
+block: ``S`` values are ``f(x) - m`` and ``P`` values ``g(x) * exp(-m)``, per
+slice along ``axis``::
+
+    z = x - m         S  (x is the max's own operand, so z has x's shape)
+    exp(S)            P
+    sum(P, axis)      P  (keepdims, or a full sum of a full max)
+    log(P)            S
+    S - S, P / P      free of m
+
+Every reader of ``m``, ``z`` and what they make must be one of these (in the
+same block, not a region, not the result); then ``m`` is a constant to AD.
+Only these ops are accepted: none of them changes the rank or adds a
+broadcast axis, so ``axis`` names the same axis throughout.  Derivatives of
+every order stay exact, since the derivatives of a shift-invariant function
+are shift-invariant too.
+"""
+from .nodes import Const, Var, leaves
+
+
+def constant_shifts(body, result):
+    """Ids of the max/min values ``result`` depends on only through shift-invariant code."""
+    from ..ops.operations import math_ops as M
+    found = set()
+    blocks = [(body, result)]
+    while blocks:
+        ops, result = blocks.pop()
+        escaping = _escaping(ops, result)
+        for k, op in enumerate(ops):
+            for r in op.regions:
+                blocks.append((r.ops, r.result))
+            if isinstance(op.prim, (M.ReduceMax, M.ReduceMin)) and isinstance(op.args[0], Var) \
+                    and _invariant(ops, k, escaping):
+                found.add(op.outs[0].id)
+    return found
+
+
+def _escaping(ops, result):
+    """Ids of values the block returns or its control-flow ops read."""
+    escaping = {v.id for v in leaves(result) if isinstance(v, Var)}
+    for op in ops:
+        if op.regions:
+            escaping.update(v.id for v in op.used_vars())
+    return escaping
+
+
+def _axes(a, full):
+    """``a`` as a comparable key, or None when it is not a constant."""
+    if not isinstance(a, Const):
+        return None
+    v = a.value
+    if v is None or v == ():
+        return "all" if full else None
+    return tuple(sorted(v)) if isinstance(v, (tuple, list)) else (v,)
+
+
+def _invariant(ops, k, escaping):
+    """Whether the max/min ``ops[k]`` reaches the result only through shift-invariant code.
+
+    One scan in program order classifies each reader after its operands.
+    """
+    from ..ops.operations import math_ops as M
+    op = ops[k]
+    x, m = op.args[0], op.outs[0]
+    full = _axes(op.args[1], True) == "all"
+    axes = _axes(op.args[1], full)
+    if axes is None or not (op.prim.keep_dims or full) or m.id in escaping:
+        return False
+    kind = {m.id: "m"}  # value id -> "S" (shifted by -m) or "P" (scaled by exp(-m))
+    for r in ops[k + 1:]:
+        ks = [kind.get(a.id) if isinstance(a, Var) else None for a in r.args]
+        if not any(ks):
+            continue
+        if "m" in ks:
+            made = "S" if isinstance(r.prim, M.Sub) and r.args[0] is x and r.args[1] is m \
+                else False
+        else:
+            made = _made(r, ks, axes, full)
+        if made is False:
+            return False
+        if made is not None:
+            if r.outs[0].id in escaping:
+                return False
+            kind[r.outs[0].id] = made
+    return True
+
+
+def _made(r, ks, axes, full):
+    """What ``r`` makes of operands of kinds ``ks``: "S", "P", None (free of m) or False (not invariant)."""
+    from ..ops.operations import math_ops as M
+    p = r.prim
+    if isinstance(p, M.Exp) and ks == ["S"]:
+        return "P"
+    if isinstance(p, M.Log) and ks == ["P"]:
+        return "S"
+    if isinstance(p, M.ReduceSum) and ks == ["P", None] and _axes(r.args[1], full) == axes \
+            and (p.keep_dims or full):
+        return "P"
+    if isinstance(p, M.Sub) and ks == ["S", "S"]:
+        return None
+    if isinstance(p, M.RealDiv) and ks == ["P", "P"]:
+        return None
+    return False
