@@ -309,6 +309,8 @@ class _Gen:
                 kinds.append(("ternary", 0.3))
             if not pure:
                 kinds.append(("lambda_inline", 0.15))
+                if S:
+                    kinds.append(("softmax", 0.25))
         kind = r.choices([k for k, _ in kinds], [w for _, w in kinds])[0]
         if kind == "leaf":
             return self.leaf(sc, S)
@@ -395,7 +397,21 @@ class _Gen:
             arg, act_a = self.expr(sc, S, depth - 1, pure)
             self.features.add("lambda")
             return "(lambda u: np.sin(u) * %s)(%s)" % (captured, arg), act_a or act_c
+        if kind == "softmax":
+            return self.softmax(sc, S, depth, pure)
         raise AssertionError(kind)
+
+    def softmax(self, sc, S, depth, pure):
+        """A softmax or log-softmax along one axis, stabilised by the max (or min) of it."""
+        code, act = self.expr(sc, S, depth - 1, pure)
+        u = self.bind(sc, self.squash(code), S, act)
+        k = self.rng.randrange(len(S)) - (len(S) if self.chance(0.5) else 0)
+        z = "%s - %s(%s, axis=%d, keepdims=True)" % (u, self.pick(["np.max", "np.min"]), u, k)
+        self.features.add("softmax")
+        if self.chance(0.5):
+            return ("(lambda z: z - np.log(np.sum(np.exp(z), axis=%d, keepdims=True)))(%s)"
+                    % (k, z)), act
+        return "(lambda e: e / np.sum(e, axis=%d, keepdims=True))(np.exp(%s))" % (k, z), act
 
     def matmul(self, sc, S, depth, pure, ks=None):
         ks = ks or self._matmul_dims(sc, S, 0)
