@@ -158,6 +158,7 @@ def unoptimised(monkeypatch):
         m.setattr(G, "prune_stack_slots", lambda ir: ir)
         m.setattr(G, "read_broadcasts_unexpanded", lambda ir: ir)
         m.setattr(G, "seed_without_reduction", lambda ir: ir)
+        m.setattr(G, "seed_each_of_mean", lambda ir: ir)
         m.setattr(G, "sum_matmul_grads", lambda ir: ir)
         m.setattr(G, "scale_recurrences", lambda ir: ir)
         m.setattr(G, "hoist_invariants", lambda ir: ir)
@@ -266,7 +267,69 @@ def test_seed_of_a_mean_loss_skips_the_mean(mod, monkeypatch):
         np.testing.assert_allclose(got, numeric_grad(fn, args, 0), rtol=1e-6, atol=1e-9)
         # the loss itself is not returned: the forward no longer computes it
         assert "xp.mean(" in src0 and "xp.mean(" not in src
-        assert "rt.reduction_seed(" in src
+        assert "rt.mean_seed(" in src
+
+
+def test_seed_of_a_mean_divides_in_one_call(mod, monkeypatch):
+    rng = np.random.default_rng(14)
+    args = (rng.standard_normal((3, 4)), rng.standard_normal((5, 3)))
+    got, src, want, src0 = both(monkeypatch, lambda: ops.GradOperation()(mod.negated_mean), args)
+    np.testing.assert_array_equal(got, want)        # the same NumPy operations
+    # the seed reads the row sums' operand: the forward no longer sums the rows
+    assert "rt.reduced_count(" in src0 and "rt.reduced_count(" not in src
+    fwd = src.split("# -- backward sweep --")[0]
+    assert "rt.math_sum(" in src0 and "rt.math_sum(" not in fwd, src
+    assert "rt.mean_seed(tanh, -1, 1)" in src, src
+    # a mean of a product (no row sums): the seed reads the product
+    got, src, want, src0 = both(monkeypatch, lambda: ops.GradOperation()(mod.mean_loss), args)
+    np.testing.assert_array_equal(got, want)
+    assert re.search(r"rt\.mean_seed\(\w+, 1\)", src), src
+
+
+def test_mean_seed_needs_the_count_of_the_seeded_value():
+    from s2sad.ir.nodes import Func, Op, Var, Const
+    from s2sad.ir.seed import seed_each_of_mean
+    from s2sad.ops.operations import array_ops as A, math_ops as M
+    a, b, s, c, r = (Var(h) for h in "abscr")
+    ops_ = [Op(A.ReductionSeed("mean"), [a], [s]), Op(A.ReducedCount(), [b, Const(())], [c]),
+            Op(M.RealDiv(), [s, c], [r])]
+    seed_each_of_mean(Func("f", [a, b], ops_, r))
+    assert type(ops_[2].prim) is M.RealDiv         # a's seed over b's size: left alone
+    ops_[1].args[0] = a
+    seed_each_of_mean(Func("f", [a, b], ops_, r))
+    assert type(ops_[2].prim) is A.MeanSeed and ops_[2].args == [a]
+
+
+def test_mean_seed_reads_the_row_sums_the_loss_returns(mod, monkeypatch):
+    rng = np.random.default_rng(15)
+    args = (rng.standard_normal((3, 4)), rng.standard_normal((5, 3)))
+    got, src, want, src0 = both(monkeypatch, lambda: s2sad.value_and_grad(mod.negated_mean),
+                                args)
+    assert_same(got, want)
+    # central differences in float64 (step 1e-6): ~1e-9 relative error at most
+    np.testing.assert_allclose(got[1], numeric_grad(mod.negated_mean, args, 0), rtol=1e-6,
+                               atol=1e-9)
+
+
+@pytest.mark.parametrize("x, axis", [
+    (np.ones((3, 4), np.float32), 1), (np.ones((3, 4)), -1), (np.ones((2, 3, 4), np.float16), (0, 2)),
+    (np.arange(12).reshape(3, 4), 1), (np.ones((3, 0)), 1), (np.ones((2, 3), np.complex64), 0),
+    (np.array([True, False]), 0), (np.ones((3, 4)), None), (np.float32(2.0), None)],
+    ids=lambda v: "%s%s" % (type(v).__name__, np.shape(v)) if not isinstance(v, (int, tuple))
+    else str(v))
+@pytest.mark.parametrize("sign", [1, -1])
+def test_mean_seed_is_the_seed_divided_by_the_count(x, axis, sign):
+    v = x if axis is None else np.sum(x, axis=axis)
+    one = rt.reduction_seed(v, "mean")
+    want = (-one if sign < 0 else one) / rt.reduced_count(v, ())
+    got = rt.mean_seed(x, sign, axis)
+    assert type(got) is type(want) and np.array_equal(got, want)
+
+
+@pytest.mark.parametrize("axis, error", [(2, np.exceptions.AxisError), ((1, 1), ValueError)])
+def test_mean_seed_raises_numpys_axis_errors(axis, error):
+    with pytest.raises(error):
+        rt.mean_seed(np.ones((3, 4)), -1, axis)
 
 
 def test_value_and_grad_of_a_mean_still_returns_the_mean(mod, monkeypatch):
@@ -510,7 +573,7 @@ def test_mean_of_row_sums_expands_its_seed_once(mod, monkeypatch):
     assert src.count("rt.expand_reduced(") == 1 and "rt.broadcast_like(" not in src
     # the seed and the values made from it are scalars: neither released nor
     # written in place
-    for name in ("d_neg", "d_reduce_mean", "real_div", "expand_reduced_real_div"):
+    for name in ("mean_seed_tanh", "expand_reduced"):
         assert name + " = " in src and not _reads_in(src, "del ", name), name
     assert "rt.spare(" not in src
 

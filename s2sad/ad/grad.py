@@ -15,7 +15,7 @@ import numpy as np
 from ..ir import Var, Const, Func, leaves, verify
 from ..ir.nodes import walk_ops, AdjointOf
 from ..ir.passes import dce, cse, same_shape, read_broadcasts_unexpanded
-from ..ir.seed import ones_to_shape, restore_unfolded, seed_without_reduction
+from ..ir.seed import ones_to_shape, restore_unfolded, seed_each_of_mean, seed_without_reduction
 from ..ir.stacks import prune_stack_slots
 from ..ir.products import sum_matmul_grads
 from ..ir.recurrences import scale_recurrences
@@ -262,7 +262,8 @@ def _finish(ir, t, header, **kw):
     ir = dce(hoist_invariants(scale_recurrences(dce(prune_stack_slots(ir)))))
     ir = batch_popped(ir)
     ir = verify(restore_unfolded(ir, seeds))
-    ir = sum_matmul_grads(dce(read_broadcasts_unexpanded(ir)))
+    ir = dce(seed_each_of_mean(dce(read_broadcasts_unexpanded(ir))))
+    ir = sum_matmul_grads(ir)
     _keep_result_names(ir, names)
     gen = CodeGen()
     title = "%s of %s (%s)" % (header, t.display, _display_path(t.info.filename))

@@ -148,6 +148,30 @@ def reduction_seed(x, kind):
     return np.ones_like(np.sum(x) if kind == "sum" else np.mean(x))
 
 
+def mean_seed(x, sign, axis=None):
+    """``sign / v.size`` in the dtype of ``mean(v)``, for ``v = x`` or ``v = sum(x, axis)``.
+
+    The same NumPy operations as ``reduction_seed``, its negation and the
+    division by ``reduced_count``, in one call; with ``axis``, float and
+    complex ``x`` give the sum's dtype and size without summing.
+    """
+    if axis is not None:
+        axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
+        fast = type(x) is np.ndarray and x.dtype.kind in "fc" and \
+            all(-x.ndim <= a < x.ndim for a in axes)
+        summed = {a % x.ndim for a in axes} if fast else ()
+        if len(summed) != len(axes):    # NumPy's dtype for the rest, or its error
+            return mean_seed(np.sum(x, axis=axis), sign)
+        n = 1
+        for k, d in enumerate(x.shape):
+            if k not in summed:
+                n *= d
+        one = np.ones((), x.dtype)
+    else:
+        one, n = reduction_seed(x, "mean"), reduced_count(x, ())
+    return (-one if sign < 0 else one) / n
+
+
 # dtype -> a read-only array holding one 1 of it
 _ONE = {}
 

@@ -49,7 +49,7 @@ def small_values(func):
         if isinstance(p, M._Reduce):
             axis = args[1] if len(args) > 1 else Const(())
             yes = not p.keep_dims and isinstance(axis, Const) and axis.value in ((), None)
-        elif isinstance(p, (A.Shape, A.Size, A.ReductionSeed)) or \
+        elif isinstance(p, (A.Shape, A.Size, A.ReductionSeed, A.MeanSeed)) or \
                 type(p).__name__ == "ReducedCount":
             yes = True
         elif isinstance(p, A.ExpandReduced):

@@ -9,8 +9,12 @@ elimination drops the sum (two full passes in ``sum(f(x) * g(x))``: the
 product and its sum).  Where the ones are still read after simplification,
 ``restore_unfolded`` makes them a read-only view of one stored 1
 (``SumSeed``), as cheap as the chain's broadcast view and without the sum.
+
+The seed of a full sum or mean needs only its dtype (``seed_without_reduction``);
+a mean's rule then divides it by the count, which ``seed_each_of_mean`` makes
+one helper call.
 """
-from .nodes import Var, Const, walk_ops
+from .nodes import Var, Const, use_counts, walk_ops
 
 
 def _all_axes(a):
@@ -94,4 +98,45 @@ def seed_without_reduction(func):
                 c.outs[0].hint = names[type(c.prim)]
         kind = "sum" if type(r.prim) is M.ReduceSum else "mean"
         op.prim, op.args = A.ReductionSeed(kind), [r.args[0]]
+    return func
+
+
+def seed_each_of_mean(func):
+    """``±ReductionSeed('mean')(v) / ReducedCount(v, all)`` as ``MeanSeed(±1)(v)``.
+
+    A full mean's rule divides the seed by ``v``'s size: four ops (the 0-d
+    one, its negations, the count, the quotient) where one helper call
+    makes the same number.  When ``v`` is ``sum(u, axis)`` read only by the
+    seed, ``MeanSeed`` reads ``u`` and ``axis`` instead, and the forward sweep
+    no longer computes the row sums of a loss such as
+    ``-mean(sum(logp * onehot, axis=1))``.
+    """
+    from ..ops.operations import array_ops as A
+    from ..ops.operations import math_ops as M
+    counts = use_counts(func)
+    defs = {op.outs[0].id: op for op in func.body if len(op.outs) == 1}
+
+    def made(a, prim):
+        op = defs.get(a.id) if isinstance(a, Var) else None
+        return op if op is not None and type(op.prim) is prim else None
+
+    for op in func.body:    # the seed is made at top level, never inside a region
+        if type(op.prim) is not M.RealDiv:
+            continue
+        count = made(op.args[1], A.ReducedCount)
+        seed, sign = op.args[0], 1
+        while made(seed, M.Neg) is not None and counts.get(seed.id) == 1:
+            seed, sign = defs[seed.id].args[0], -sign
+        seed = made(seed, A.ReductionSeed)
+        if count is None or seed is None or seed.prim.kind != "mean" \
+                or not _all_axes(count.args[1]) or count.args[0] is not seed.args[0]:
+            continue
+        v = seed.args[0]
+        op.prim, op.args = A.MeanSeed(sign), [v]
+        summed = made(v, M.ReduceSum)
+        if summed is not None and not summed.prim.keep_dims and len(summed.args) == 2 \
+                and counts.get(v.id) == 2 \
+                and counts.get(seed.outs[0].id) == 1 and counts.get(count.outs[0].id) == 1 \
+                and isinstance(summed.args[1], Const) and not _all_axes(summed.args[1]):
+            op.args = list(summed.args)
     return func

@@ -541,6 +541,21 @@ class ReductionSeed(Primitive):
         return "rt.reduction_seed(%s, %r)" % (x, self.kind)
 
 
+class MeanSeed(Primitive):
+    """What each element of ``v`` gets from the default seed of ``±mean(v)``:
+    ``sign / v.size`` in the mean's dtype, 0-d; ``v`` is x, or ``sum(x, axis)``
+    when an axis is given (no gradient)."""
+    differentiable = False
+    formula = _NO_GRAD
+
+    def __init__(self, sign=1):
+        super().__init__(sign=sign)
+
+    def emit(self, x, axis=None):
+        extra = "" if axis is None else ", %s" % axis
+        return "rt.mean_seed(%s, %r%s)" % (x, self.sign, extra)
+
+
 # ------------------------------------------------------------ shape queries
 class Shape(Primitive):
     """The shape of x as a tuple (no gradient)."""
