@@ -263,3 +263,14 @@ def test_unmapped_numpy_function_is_a_clear_error(fn):
     assert "numpy.cbrt" in message
     assert "cbrt(x)" in message               # the offending source line is shown
     assert "test_numpy_programs.py" in message  # and where it is
+
+
+def reduces_a_scalar_over_axis_0(x):
+    s = np.exp(-x[0] @ x[0])        # 0-d: NumPy sums it (not averages it) over axis 0 too
+    t = np.sum(x, axis=1) * np.sum(s, axis=0)
+    return np.sum(np.tanh(t)) + np.sin(np.sum(s))
+
+
+def test_reductions_of_a_0d_value_over_axis_0():
+    check_all_inputs(reduces_a_scalar_over_axis_0,
+                     (np.random.default_rng(31).standard_normal((3, 3)) * 0.3,))

@@ -196,7 +196,7 @@ def expand_reduced(dout, x, axis, keep_dims):
     if keep_dims:
         return dout
     ndim = len(shape_of(x))
-    if axis is None or axis == ():
+    if axis is None or axis == () or not ndim:     # a 0-d array's sum or max over axis 0
         shape = (1,) * ndim
     else:
         if isinstance(axis, int):
