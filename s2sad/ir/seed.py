@@ -109,12 +109,17 @@ def seed_each_of_mean(func):
     makes the same number.  When ``v`` is ``sum(u, axis)`` read only by the
     seed, ``MeanSeed`` reads ``u`` and ``axis`` instead, and the forward sweep
     no longer computes the row sums of a loss such as
-    ``-mean(sum(logp * onehot, axis=1))``.
+    ``-mean(sum(logp * onehot, axis=1))``.  Run on dead-code-free IR (the
+    counts must be of live readers); drops what it makes dead.
     """
     from ..ops.operations import array_ops as A
     from ..ops.operations import math_ops as M
+    from .passes import dce
+    if not any(type(op.prim) is A.ReductionSeed and op.prim.kind == "mean" for op in func.body):
+        return func
     counts = use_counts(func)
     defs = {op.outs[0].id: op for op in func.body if len(op.outs) == 1}
+    rewrote = False
 
     def made(a, prim):
         op = defs.get(a.id) if isinstance(a, Var) else None
@@ -132,11 +137,11 @@ def seed_each_of_mean(func):
                 or not _all_axes(count.args[1]) or count.args[0] is not seed.args[0]:
             continue
         v = seed.args[0]
-        op.prim, op.args = A.MeanSeed(sign), [v]
+        op.prim, op.args, rewrote = A.MeanSeed(sign), [v], True
         summed = made(v, M.ReduceSum)
         if summed is not None and not summed.prim.keep_dims and len(summed.args) == 2 \
                 and counts.get(v.id) == 2 \
                 and counts.get(seed.outs[0].id) == 1 and counts.get(count.outs[0].id) == 1 \
                 and isinstance(summed.args[1], Const) and not _all_axes(summed.args[1]):
             op.args = list(summed.args)
-    return func
+    return dce(func) if rewrote else func
