@@ -27,6 +27,8 @@ broadcast axis, so ``axis`` names the same axis throughout.  Derivatives of
 every order stay exact, since the derivatives of a shift-invariant function
 are shift-invariant too.
 """
+import heapq
+
 from .nodes import Const, Var, leaves
 
 
@@ -37,23 +39,29 @@ def constant_shifts(body, result):
     blocks = [(body, result)]
     while blocks:
         ops, result = blocks.pop()
-        escaping = _escaping(ops, result)
+        readers, escaping = None, None
         for k, op in enumerate(ops):
             for r in op.regions:
                 blocks.append((r.ops, r.result))
-            if isinstance(op.prim, (M.ReduceMax, M.ReduceMin)) and isinstance(op.args[0], Var) \
-                    and _invariant(ops, k, escaping):
-                found.add(op.outs[0].id)
+            if isinstance(op.prim, (M.ReduceMax, M.ReduceMin)) and isinstance(op.args[0], Var):
+                if readers is None:
+                    readers, escaping = _readers(ops, result)
+                if _invariant(ops, k, readers, escaping):
+                    found.add(op.outs[0].id)
     return found
 
 
-def _escaping(ops, result):
-    """Ids of values the block returns or its control-flow ops read."""
+def _readers(ops, result):
+    """Value id -> positions of the block's ops reading it; the ids read any other way
+    (returned by the block, or by its control-flow ops)."""
+    readers = {}
     escaping = {v.id for v in leaves(result) if isinstance(v, Var)}
-    for op in ops:
+    for i, op in enumerate(ops):
         if op.regions:
             escaping.update(v.id for v in op.used_vars())
-    return escaping
+        for v in op.arg_vars():
+            readers.setdefault(v.id, []).append(i)
+    return readers, escaping
 
 
 def _axes(a, full):
@@ -66,10 +74,11 @@ def _axes(a, full):
     return tuple(sorted(v)) if isinstance(v, (tuple, list)) else (v,)
 
 
-def _invariant(ops, k, escaping):
+def _invariant(ops, k, readers, escaping):
     """Whether the max/min ``ops[k]`` reaches the result only through shift-invariant code.
 
-    One scan in program order classifies each reader after its operands.
+    The readers of classified values are visited in program order, so each
+    is classified after all of its operands; only they are visited.
     """
     from ..ops.operations import math_ops as M
     op = ops[k]
@@ -79,10 +88,11 @@ def _invariant(ops, k, escaping):
     if axes is None or not (op.prim.keep_dims or full) or m.id in escaping:
         return False
     kind = {m.id: "m"}  # value id -> "S" (shifted by -m) or "P" (scaled by exp(-m))
-    for r in ops[k + 1:]:
+    todo = list(readers.get(m.id, ()))
+    seen = set(todo)
+    while todo:
+        r = ops[heapq.heappop(todo)]
         ks = [kind.get(a.id) if isinstance(a, Var) else None for a in r.args]
-        if not any(ks):
-            continue
         if "m" in ks:
             made = "S" if isinstance(r.prim, M.Sub) and r.args[0] is x and r.args[1] is m \
                 else False
@@ -91,9 +101,14 @@ def _invariant(ops, k, escaping):
         if made is False:
             return False
         if made is not None:
-            if r.outs[0].id in escaping:
+            out = r.outs[0]
+            if out.id in escaping:
                 return False
-            kind[r.outs[0].id] = made
+            kind[out.id] = made
+            for i in readers.get(out.id, ()):
+                if i not in seen:
+                    seen.add(i)
+                    heapq.heappush(todo, i)
     return True
 
 
