@@ -15,17 +15,17 @@ Arguments are packed as ``(selected, rest, layout)`` before differentiating,
 so only the gradients asked for are computed and a Python-constant argument
 (which ``get_all`` leaves out) never shifts the positions.
 """
-import collections
 import inspect
 import threading
 import types
+import weakref
 
 import numpy as np
 
 from . import grad as G
 from ..backend.runtime import constexpr
 from ..nn.cell import Cell
-from ..ops.composite import GradOperation, GradFunction, _PackedFastPath
+from ..ops.composite import GradOperation, GradFunction, _PackedFastPath, _fn_key
 
 
 # ------------------------------------------------------------------ helpers
@@ -208,16 +208,16 @@ def _cell_head(self, *args):
     return _aux_head(self(*args))
 
 
-_memo = collections.OrderedDict()
+_memo = weakref.WeakValueDictionary()
 _memo_lock = threading.RLock()
-_MEMO_SIZE = 1024
 
 
 def _memoized(key, make):
-    """One object per key, so compiled code keyed by function object is reused.
+    """One object per key while it is in use: ``grad(f)`` twice gives one function.
 
-    Least recently used entries are dropped past ``_MEMO_SIZE``, so the
-    functions and Cells the keys hold are not kept alive forever.
+    Held weakly: once the user drops the gradient function, the entry goes,
+    and with it the function (and whatever it captured) the key names.
+    Compiled code does not depend on this: the cache files it by code.
     """
     try:
         hash(key)
@@ -226,11 +226,11 @@ def _memoized(key, make):
     with _memo_lock:
         value = _memo.get(key)
         if value is None:
-            value = _memo[key] = make()
-            while len(_memo) > _MEMO_SIZE:
-                _memo.popitem(last=False)
-        else:
-            _memo.move_to_end(key)
+            value = make()
+            try:
+                _memo[key] = value
+            except TypeError:       # not weakly referable: not kept
+                pass
         return value
 
 
@@ -557,7 +557,7 @@ def vjp(fn, *inputs, has_aux=False):
 
 
 # --------------------------------------------------------------------- jvp
-_jvp_cache = G.GradCache()
+_jvp_cache = G.register_cache(G.GradCache("forward-mode derivative"))
 
 
 def _jvp_compiled(fn, inputs, v=None):
@@ -567,14 +567,14 @@ def _jvp_compiled(fn, inputs, v=None):
     if v is not None and (len(v) != len(inputs) or tuple(G.arg_spec(t) for t in v) != specs):
         raise ValueError("For 'jvp', 'v' must have the same structure as 'inputs', but got "
                          "%d inputs and %d tangents" % (len(inputs), len(v)))
-    key = (py_fn, type(root) if root is not None else None, specs)
-    entry = _jvp_cache.get(key, root)
+    key = (_fn_key(py_fn), type(root) if root is not None else None, specs)
+    entry = _jvp_cache.get(key, root, py_fn)
     if entry is None:
         with _jvp_cache.lock():
-            entry = _jvp_cache.get(key, root)
+            entry = _jvp_cache.get(key, root, py_fn)
             if entry is None:
                 entry = G.compile_jvp(py_fn, root, inputs, specs)
-                _jvp_cache.put(key, entry)
+                _jvp_cache.put(key, entry, specs, family=key[:2])
     return entry, root, specs
 
 
@@ -582,7 +582,7 @@ def _jvp_raw(fn, inputs, v):
     entry, root, specs = _jvp_compiled(fn, inputs, v)
     flat = G.flatten_runtime(inputs, specs)
     tangents = G.flatten_runtime(v, specs)
-    return entry.fn(*flat, *entry.inputs.read(root), *tangents)
+    return entry.fn(*flat, *entry.inputs.read(root, _target(fn)[0]), *tangents)
 
 
 def jvp(fn, inputs, v, has_aux=False):
@@ -717,7 +717,7 @@ def jacfwd(fn, grad_position=0, has_aux=False):
         _check_jac_args(args, positions, "jacfwd")
         entry, root, specs = _jvp_compiled(fn, args)
         flat = G.flatten_runtime(args, specs)
-        extra = entry.inputs.read(root)
+        extra = entry.inputs.read(root, _target(fn)[0])
         # which flat leaf each selected argument is
         leaf_of, k = {}, 0
         for i, (a, s) in enumerate(zip(args, specs)):

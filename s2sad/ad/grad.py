@@ -3,12 +3,14 @@
 frontend (build SSA) -> reverse AD -> passes -> codegen -> compile.  The
 result (``Compiled``) keeps every stage so users can read the IR and source.
 """
+import collections
 import functools
 import gc
 import inspect
 import os
 import sys
 import threading
+import warnings
 
 import numpy as np
 
@@ -29,6 +31,8 @@ from ..backend.codegen import CodeGen
 from ..backend.outline import outline
 from ..backend.compile import compile_source
 from ..frontend import npmap, resolve
+from ..frontend.guards import FN
+from ..backend.compile import forget_source
 from .reverse import reverse
 from .forward import forward
 from .taylor import taylor_objective, Unsupported
@@ -204,16 +208,20 @@ class Trace:
         self.__dict__.update(kw)
 
 
-def trace(fn, root, args, specs, weights=(), weight_paths=()):
+def trace(fn, root, args, specs, weights=(), weight_paths=(), origin=(FN,)):
     """Build the forward IR of ``fn`` for arguments of structure ``specs``.
 
     ``fn`` is the Python function (``type(cell).construct`` for Cells, with
     ``root`` the Cell); ``weights`` are Parameters that must be runtime
-    inputs of their own even if the program never reads them.
+    inputs of their own even if the program never reads them.  ``origin`` is
+    the path by which the cache finds ``fn`` from the function it is asked
+    for (``guards.FN``), so what ``fn`` captured is guarded through it.
     """
     is_method = root is not None
     # ``GradOperation()(np.tanh)``, ``GradOperation()(ops.Sin())``: no source of their own
+    given = fn
     fn = npmap.lookup(fn) or (_applying(fn) if isinstance(fn, Primitive) else fn)
+    origin = origin if fn is given else None
     names = _param_names(fn, is_method)
     hints = [names[i] if i < len(names) else "arg%d" % i for i in range(len(args))]
     arg_hints = getattr(fn, "__s2sad_arg_hints__", None)
@@ -224,7 +232,7 @@ def trace(fn, root, args, specs, weights=(), weight_paths=()):
     weight_vars = []
     for w, path in zip(weights, weight_paths):
         if path is not None:
-            builder.guards[path] = ("param",)
+            builder.guards.record(path, w)
         weight_vars.append(builder.inputs.var_for(w, path))
     self_value = Const(root, ()) if is_method else None
     # inlining recursion (depth known while compiling) nests Python frames deeply
@@ -235,7 +243,8 @@ def trace(fn, root, args, specs, weights=(), weight_paths=()):
             # the differentiated Cell's own bprop replaces differentiating construct
             result = builder.call_custom_bprop(root, (), abstract, {}, None)
         else:
-            result = builder.call_function(fn, abstract, loc=None, self_value=self_value)
+            result = builder.call_function(fn, abstract, loc=None, self_value=self_value,
+                                           path=origin)
     finally:
         sys.setrecursionlimit(limit)
     after = getattr(fn, "__s2sad_named_after__", None)
@@ -249,7 +258,7 @@ def trace(fn, root, args, specs, weights=(), weight_paths=()):
                                            info.loc(info.tree))))
     return Trace(forward=forward, abstract=abstract, flat_inputs=flat_inputs,
                  weight_vars=weight_vars, builder=builder, info=info, qualname=qualname,
-                 display=display,
+                 display=display, hints=hints,
                  result=result)
 
 
@@ -276,8 +285,9 @@ def _finish(ir, t, header, **kw):
         source = gen.function(ir, header=title)
     callable_ = compile_source(source, ir.name, gen.consts.namespace(), gen.where)
     return Compiled(forward=t.forward, grad_ir=ir, source=source, fn=callable_,
-                    guards=dict(t.builder.guards), inputs=t.builder.inputs,
-                    result_structure=t.result, info=t.info, **kw)
+                    check=t.builder.guards.compile(), n_guards=len(t.builder.guards),
+                    inputs=t.builder.inputs, result_structure=t.result, info=t.info,
+                    hints=t.hints, display=t.display, **kw)
 
 
 def _keep_result_names(ir, names):
@@ -355,13 +365,13 @@ TAYLOR = True
 
 
 @_without_gc
-def compile_nested(fn, root, args, specs, order):
+def compile_nested(fn, root, args, specs, order, origin=(FN,)):
     """``GradOperation()`` applied ``order`` times to ``fn``, in Taylor mode.
 
     ``None`` when Taylor mode does not apply (see ``taylor.py``): the caller
     then differentiates the gradient program again, order by order.
     """
-    t = trace(fn, root, args, specs)
+    t = trace(fn, root, args, specs, origin=origin)
     wrt = select_inputs(t.abstract, "first")
     if len(wrt) != 1:
         return None
@@ -435,33 +445,177 @@ def _describe_value(v):
 
 
 # -------------------------------------------------------------------- cache
-class GradCache:
-    """Compiled adjoints by (function, flags, argument structure) plus guards."""
+#: compiled entries kept at most (least recently used dropped first); each
+#: holds its IR and source, so an unbounded cache grows with every function
+MAX_ENTRIES = int(os.environ.get("S2SAD_CACHE_SIZE", "256"))
+#: compiles of one function after which a warning says what keeps changing
+RECOMPILE_WARNING = 8
 
-    def __init__(self):
-        self._entries = {}
+
+class GradCache:
+    """Compiled adjoints by (function, flags, argument structure), each with its guards.
+
+    An entry is reused only when its ``check`` holds: everything compiling
+    read (globals, closure cells, attributes, defaults) is as it was.  At
+    most ``MAX_ENTRIES`` are kept; what a dropped entry registered (its
+    source in ``linecache``) goes with it.
+    """
+
+    def __init__(self, what="gradient"):
+        self._entries = collections.OrderedDict()     # key -> [Compiled]
+        self._count = 0
         self._lock = threading.RLock()
+        self._compiles = {}     # the key's function -> (count, last hints and specs, warned)
+        self.what = what
         # bumped by ``clear``: callers that keep an entry check it is still cached
         self.generation = 0
 
-    def get(self, key, root):
-        for entry in self._entries.get(key, ()):
-            if root is None or resolve.guards_hold(root, entry.guards):
-                return entry
+    def get(self, key, root, fn=None):
+        entries = self._entries.get(key)
+        if entries:
+            for entry in entries:
+                if entry.check(root, fn):
+                    if len(self._entries) > 1:
+                        self._entries.move_to_end(key)
+                    return entry
         return None
 
-    def put(self, key, entry):
-        self._entries.setdefault(key, []).append(entry)
+    def put(self, key, entry, specs=None, family=None):
+        """Keep ``entry``; ``family`` is what stays the same across recompiles of one
+        function (``key`` less the argument structure), for the recompile warning."""
+        with self._lock:
+            self._entries.setdefault(key, []).append(entry)
+            self._entries.move_to_end(key)
+            self._count += 1
+            while self._count > max(MAX_ENTRIES, 1):
+                self._drop_oldest()
+            _note_compile(self, key[0] if family is None else family, entry, specs)
+
+    def _drop_oldest(self):
+        key, entries = next(iter(self._entries.items()))
+        old = entries.pop(0)
+        if not entries:
+            del self._entries[key]
+        self._count -= 1
+        filename = getattr(old.fn, "__s2sad_filename__", None)
+        if filename is not None and not any(
+                getattr(e.fn, "__s2sad_filename__", None) == filename
+                for es in self._entries.values() for e in es):
+            forget_source(filename)
+        self.generation += 1    # prepared call paths may hold the dropped entry
 
     def lock(self):
         return self._lock
 
     def clear(self):
-        self._entries.clear()
-        self.generation += 1
+        with self._lock:
+            for entries in self._entries.values():
+                for e in entries:
+                    forget_source(getattr(e.fn, "__s2sad_filename__", ""))
+            self._entries.clear()
+            self._compiles.clear()
+            self._count = 0
+            self.generation += 1
 
     def __len__(self):
-        return sum(len(v) for v in self._entries.values())
+        return self._count
+
+
+def _note_compile(cache, fn_key, entry, specs):
+    """Log a compile when asked (``S2SAD_LOG_COMPILES=1``); warn when one function recompiles often.
+
+    The warning names the arguments whose kind or Python value changed
+    between the last two compiles, or says that something read while
+    compiling (a global, a closure variable, an attribute) changed.
+    """
+    count, last, warned = cache._compiles.get(fn_key, (0, None, False))
+    count += 1
+    now = _leaf_specs(getattr(entry, "hints", None), specs)
+    changed = [name for name, spec in now if last is not None and
+               dict(last).get(name, spec) != spec]
+    display = getattr(entry, "display", "?")
+    where = "%s:%s" % (_display_path(entry.info.filename), entry.info.tree.lineno) \
+        if getattr(entry, "info", None) is not None else "?"
+    if os.environ.get("S2SAD_LOG_COMPILES"):
+        why = "first compile" if last is None else (
+            "argument%s %s changed" % ("s" if len(changed) > 1 else "",
+                                       ", ".join(repr(n) for n in changed))
+            if changed else "a global, closure variable or attribute it read changed")
+        print("s2sad: compiling the %s of %s (%s), compile #%d: %s"
+              % (cache.what, display, where, count, why), file=sys.stderr)
+    if count >= RECOMPILE_WARNING and not warned:
+        warned = True
+        if changed:
+            why = ("the argument%s %s changed between calls; a Python number is a constant "
+                   "compiled into the code, so pass it as an array (np.asarray(...)) or wrap "
+                   "it in s2sad.mutable(...) to make it a runtime value"
+                   % ("s" if len(changed) > 1 else "", ", ".join(repr(n) for n in changed)))
+        else:
+            why = ("something it reads while compiling (a global, a closure variable, an "
+                   "attribute or a default) changed between calls")
+        warnings.warn("s2sad: the %s of %s (%s) has been compiled %d times: %s. Set "
+                      "S2SAD_LOG_COMPILES=1 to see each compile." % (cache.what, display, where,
+                                                                     count, why),
+                      RecompileWarning, stacklevel=_user_stacklevel())
+    cache._compiles[fn_key] = (count, now, warned)
+    while len(cache._compiles) > 4 * max(MAX_ENTRIES, 1):
+        del cache._compiles[next(iter(cache._compiles))]
+
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def _user_stacklevel():
+    """The ``stacklevel`` of the first frame outside s2sad (the user's call), for ``warn``."""
+    frame, level = sys._getframe(2), 2
+    while frame is not None and (frame.f_code.co_filename.startswith(_PACKAGE)
+                                 or frame.f_code.co_filename.startswith("<s2sad")):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+class RecompileWarning(UserWarning):
+    """One function was compiled again and again (a Python number argument that changes)."""
+
+
+def _leaf_specs(hints, specs):
+    """``(name, spec)`` of each argument leaf, names from the parameters' hints."""
+    out = []
+    for h, s in zip(hints or (), specs or ()):
+        _leaves_into(out, h, s)
+    return out
+
+
+def _leaves_into(out, hint, spec):
+    # module-level, not a closure calling itself: that would be a reference cycle
+    if isinstance(spec, tuple) and spec and spec[0] in ("tuple", "list"):
+        named = isinstance(hint, tuple) and len(hint) == len(spec) - 1
+        for i, s in enumerate(spec[1:]):
+            _leaves_into(out, hint[i] if named else "%s[%d]" % (hint, i), s)
+    else:
+        out.append((hint if isinstance(hint, str) else str(hint), spec))
 
 
 cache = GradCache()
+
+
+def clear_caches():
+    """Drop every compiled gradient and what compiling kept (parsed sources, sources).
+
+    Compiled code is cached by function and argument structure, guarded by
+    what it read; this frees the memory it holds (each entry is also dropped
+    on its own once ``S2SAD_CACHE_SIZE`` newer ones exist).
+    """
+    from ..frontend import parse
+    for c in list(_caches):
+        c.clear()
+    parse.clear_cache()
+
+
+_caches = [cache]
+
+
+def register_cache(c):
+    """Another ``GradCache`` (forward mode's) that ``clear_caches`` empties too."""
+    _caches.append(c)
+    return c

@@ -24,4 +24,10 @@ def compile_source(source, name, constants, where=None):
     exec(compile(source, filename, "exec"), namespace)
     fn = pointing_at_user_lines(namespace[name], filename, source, where)
     fn.__s2sad_source__ = source
+    fn.__s2sad_filename__ = filename
     return fn
+
+
+def forget_source(filename):
+    """Drop a generated source from ``linecache`` (its compiled function is gone)."""
+    linecache.cache.pop(filename, None)

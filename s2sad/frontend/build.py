@@ -16,6 +16,7 @@ import builtins
 import functools
 import inspect
 import operator
+import types
 
 import gast
 import numpy as np
@@ -30,6 +31,7 @@ from ..ops.operations import array_ops as A
 from .parse import get_source_info, describe
 from .fence import fence
 from . import resolve
+from .guards import Globals, GuardSet, Item
 from .control import ControlFlow, ESC, RET, RETVAL, BRK, NeedsConstant, MAX_UNROLL, unmerged_in
 from .closures import Closures, Closure, Partial
 from .alias import Aliasing
@@ -139,15 +141,22 @@ def canon(a):
 
 
 class Scope:
-    """One activation of a function being walked."""
+    """One activation of a function being walked.
 
-    def __init__(self, info, fn, env):
+    ``path`` is where the function was read from (see ``guards``), so what its
+    closure cells and defaults hold is guarded through it; ``None`` for a
+    function computed while compiling.
+    """
+
+    def __init__(self, info, fn, env, path=None):
         self.info = info
         self.fn = fn
         self.env = env
         self.globals = getattr(fn, "__globals__", {})
         self.closure = resolve.closure_vars(fn)
         self.parent = None      # the defining scope of a nested def / lambda
+        self.path = path
+        self.library = _is_library(fn)
 
 
 class Builder(ControlFlow, Closures, Aliasing):
@@ -157,7 +166,7 @@ class Builder(ControlFlow, Closures, Aliasing):
         self.root = root
         self.ops = []
         self.maybe_undefined = {}
-        self.guards = {}
+        self.guards = GuardSet()
         self.inputs = resolve.RuntimeInputs()
         self.depth = 0
         self.loc_override = None
@@ -185,11 +194,13 @@ class Builder(ControlFlow, Closures, Aliasing):
         return outs[0] if prim.num_outputs == 1 else tuple(outs)
 
     # ------------------------------------------------------------- functions
-    def call_function(self, fn, args, kwargs=None, loc=None, self_value=None, outline=True):
+    def call_function(self, fn, args, kwargs=None, loc=None, self_value=None, outline=True,
+                      path=None):
         """Inline the Python function ``fn`` applied to abstract ``args``.
 
         ``outline=False``: the call is not given a frame of its own (the
-        function differentiated by a gradient taken inside the program).
+        function differentiated by a gradient taken inside the program);
+        ``path``: where ``fn`` was read from, for guards on what it captured.
         """
         kwargs = kwargs or {}
         if self.depth >= MAX_INLINE_DEPTH:
@@ -219,10 +230,10 @@ class Builder(ControlFlow, Closures, Aliasing):
                     raise CompileError("**%s parameters are not supported" % name, info.loc(info.tree))
                 env[name] = val
             elif param.default is not inspect.Parameter.empty:
-                env[name] = self.lift(param.default)
+                env[name] = self.lift(param.default, _default_path(fn, path, name, param))
             elif param.kind is inspect.Parameter.VAR_POSITIONAL:
                 env[name] = ()
-        scope = Scope(info, fn, env)
+        scope = Scope(info, fn, env, path)
         # s2sad's own helpers (functional forms, tensor methods) are attributed
         # to the user's line that called them
         saved = self.loc_override
@@ -503,10 +514,17 @@ class Builder(ControlFlow, Closures, Aliasing):
                 return self.checked(name, outer.env[name], outer, node)
             outer = outer.parent
         if name in scope.closure:
-            return self.lift(scope.closure[name])
+            cell = None if scope.path is None else \
+                scope.path + ("__closure__", scope.fn.__code__.co_freevars.index(name),
+                              "cell_contents")
+            return self.lift(scope.closure[name], cell, hint=name)
+        # the globals of s2sad's own modules are not guarded: they never change
+        where = None if scope.library else (Globals(scope.globals), Item(name))
         if name in scope.globals:
-            return self.lift(scope.globals[name])
+            return self.lift(scope.globals[name], where, hint=name)
         if hasattr(builtins, name):
+            if where is not None:
+                self.guards.absent(where)
             return Const(getattr(builtins, name))
         raise CompileError("name '%s' is not defined" % name, scope.info.loc(node))
 
@@ -734,7 +752,7 @@ class Builder(ControlFlow, Closures, Aliasing):
             except Exception as e:
                 raise CompileError("%s: %s" % (type(e).__name__, e), loc)
             i = const_value(index)
-            return self.lift(value, resolve.child_path(base, i) if isinstance(i, int) else None)
+            return self.lift(value, resolve.child_path(base, i))
         if isinstance(base, Var):
             return self.emit(A.GetItem(), [base, index], loc)
         if isinstance(base, Const):
@@ -796,16 +814,23 @@ class Builder(ControlFlow, Closures, Aliasing):
                 return self.call_custom_bprop(self_value, func.path, args, kwargs, loc)
             if kind == "cell":
                 return self.call_function(fn, args, kwargs, loc,
-                                          self_value=Const(self_value, func.path))
+                                          self_value=Const(self_value, func.path),
+                                          path=_step(func.path, "construct", "__func__"))
             if kind == "inline":
-                return self.call_function(fn, args, kwargs, loc)
+                return self.call_function(fn, args, kwargs, loc,
+                                          path=func.path if fn is f else None)
             if kind == "method":
                 return self.call_function(fn, args, kwargs, loc, self_value=self.lift(
-                    self_value, func.path[:-1] if func.path else None))
+                    self_value, _owner(func.path)), path=_step(func.path, "__func__"))
         if isinstance(f, functools.partial):
-            return self.call(self.lift(f.func), [self.lift(a) for a in f.args] + list(args),
-                             dict({k: self.lift(v) for k, v in f.keywords.items()}, **kwargs), loc)
+            p = func.path
+            return self.call(
+                self.lift(f.func, _step(p, "func")),
+                [self.lift(a, _step(p, "args", i)) for i, a in enumerate(f.args)] + list(args),
+                dict({k: self.lift(v, _step(p, "keywords", Item(k)))
+                      for k, v in f.keywords.items()}, **kwargs), loc)
         if all(is_const(a) for a in args) and all(is_const(v) for v in kwargs.values()):
+            self.read_whole(func, args, kwargs)
             return self.evaluate(f, args, kwargs, loc)
         special = self.call_special(f, args, kwargs, loc)
         if special is not None:
@@ -944,21 +969,75 @@ class Builder(ControlFlow, Closures, Aliasing):
         return self.lift(value)
 
     # ---------------------------------------------------------------- values
-    def lift(self, value, path=None):
+    def lift(self, value, path=None, hint=None):
         """Turn a Python object met while compiling into an abstract value.
 
-        Tensors and Parameters become runtime inputs (read afresh on every call);
-        everything else is a constant the compiled code is specialised on.
+        Tensors and Parameters become runtime inputs (read afresh on every call,
+        through ``path`` when it has one); everything else is a constant the
+        compiled code is specialised on, guarded through ``path``.
         """
         if path is not None:
-            self.guards[path] = resolve.guard_key(value)
+            self.guards.record(path, value)
         if _is_tensor(value) or isinstance(value, np.ndarray):
-            return self.inputs.var_for(value, path)
+            return self.inputs.var_for(value, path, hint)
         if isinstance(value, (tuple, list)) and any(
                 _is_tensor(v) or isinstance(v, np.ndarray) for v in value):
-            return tuple(self.lift(v, path + (i,) if path is not None else None)
+            return tuple(self.lift(v, path + (i,) if path is not None else None,
+                                   None if hint is None else "%s_%d" % (hint, i))
                          for i, v in enumerate(value))
         return Const(value, path)
+
+    def read_whole(self, func, args, kwargs):
+        """A call evaluated while compiling reads its arguments whole: guard their contents.
+
+        A bound method (``self.cfg.get``) reads its object too.
+        """
+        for a in [func, *args, *kwargs.values()]:
+            for c in _consts_in(a):
+                if c.path is not None:
+                    self.guards.deepen(c.path, c.value)
+                    if isinstance(c.value, (types.MethodType, types.BuiltinMethodType)) \
+                            and c.path[-1:] != ("__func__",) and len(c.path) > 1:
+                        owner = getattr(c.value, "__self__", None)
+                        if owner is not None and not isinstance(owner, types.ModuleType):
+                            self.guards.deepen(c.path[:-1], owner)
+
+
+def _consts_in(a):
+    """The ``Const``s inside an abstract value (tuples and lists being built included)."""
+    if isinstance(a, Const):
+        return [a]
+    if isinstance(a, ListVal):
+        a = tuple(a.items)
+    if isinstance(a, tuple):
+        return [c for x in a for c in _consts_in(x)]
+    return []
+
+
+def _step(path, *steps):
+    """``path`` extended by ``steps``, or ``None`` without a path."""
+    return None if path is None else path + steps
+
+
+def _owner(path):
+    """The path of the object a method was read from (``self`` of ``self.helper``)."""
+    if path is None:
+        return None
+    return path[:-1] if len(path) > 1 and type(path[-1]) is str else path + ("__self__",)
+
+
+def _default_path(fn, path, name, param):
+    """Where ``fn``'s default for ``name`` is read from, through ``fn``'s own path."""
+    if path is None:
+        return None
+    if param.kind is inspect.Parameter.KEYWORD_ONLY:
+        return path + ("__kwdefaults__", Item(name))
+    positional = [p for p in inspect.signature(fn).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    with_default = [p.name for p in positional if p.default is not p.empty]
+    if name not in with_default or getattr(fn, "__defaults__", None) is None:
+        return None
+    return path + ("__defaults__", with_default.index(name))
 
 
 def returned(scope):

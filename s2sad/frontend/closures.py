@@ -97,7 +97,7 @@ class Closures:
             raise CompileError("%s() got unexpected keyword arguments %s"
                                % (clo.name, ", ".join(sorted(kwargs))), loc)
         outer = clo.scope
-        scope = Scope(outer.info, outer.fn, env)
+        scope = Scope(outer.info, outer.fn, env, outer.path)
         scope.parent = outer
         if self.depth >= 64:
             raise CompileError("calls nest deeper than 64 levels while inlining %s" % clo.name, loc)

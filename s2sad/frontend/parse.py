@@ -7,6 +7,7 @@ user edits.
 import inspect
 import linecache
 import textwrap
+import weakref
 
 import gast
 
@@ -29,7 +30,21 @@ class SourceInfo:
                         linecache.getline(self.filename, lineno), self.qualname)
 
 
+# id(code) -> (weak reference to the code, SourceInfo): by identity, since code objects
+# of identical functions in two files compare equal; weak, so functions that are
+# gone take their trees with them
 _cache = {}
+
+
+def _forget(ref, key):
+    hit = _cache.get(key)
+    if hit is not None and hit[0] is ref:
+        del _cache[key]
+
+
+def clear_cache():
+    """Forget every parsed source (``s2sad.clear_caches``)."""
+    _cache.clear()
 
 
 def get_source_info(fn, call_loc=None):
@@ -41,7 +56,7 @@ def get_source_info(fn, call_loc=None):
     code = getattr(fn, "__code__", None)
     if code is not None:
         hit = _cache.get(id(code))
-        if hit is not None and hit[0] is code:
+        if hit is not None and hit[0]() is code:
             return hit[1]
     try:
         lines, first = inspect.getsourcelines(fn)
@@ -63,7 +78,8 @@ def get_source_info(fn, call_loc=None):
             "cannot read the source of %s as a function definition" % describe(fn), call_loc)
     info = SourceInfo(filename, fdef, col_shift, getattr(fn, "__qualname__", fdef.name))
     if code is not None:
-        _cache[id(code)] = (code, info)      # the reference keeps the id from being reused
+        key = id(code)
+        _cache[key] = (weakref.ref(code, lambda ref: _forget(ref, key)), info)
     return info
 
 

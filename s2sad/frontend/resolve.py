@@ -1,17 +1,20 @@
 """Name resolution: what a name or ``self.`` attribute denotes while compiling.
 
-Compiled code is specialised on what the attributes of the differentiated
-Cell held (which primitive, which constant, which sub-Cell class).  Every such
-read is recorded as a guard ``path -> guard_key(value)``; a later call reuses
-the compiled code only if every guard still holds, so two instances of one
-Cell class with different attributes never share a wrong adjoint.  Tensors and
-Parameters are never baked in: they are runtime inputs read on each call.
+Compiled code is specialised on what it read while compiling: the
+attributes of the differentiated Cell (which primitive, which constant,
+which sub-Cell class), module globals, closure cells, defaults.  Every such
+read is recorded as a guard (``guards.py``); a later call reuses the
+compiled code only if every guard still holds, so two instances of one
+Cell class with different attributes never share a wrong adjoint, and a
+changed global is seen.  Tensors and Parameters are never baked in: they are
+runtime inputs read through their paths on each call.
 """
 import types
 
 import numpy as np
 
 from ..ir.nodes import Var
+from .guards import read_path, scalar_key
 
 
 def closure_vars(fn):
@@ -31,16 +34,15 @@ def closure_vars(fn):
 
 def child_path(const, name):
     """The path of ``const.<name>`` (or ``const[name]``), if ``const`` has one."""
-    if const.path is None:
-        return None
-    return const.path + (name,)
+    from .guards import child
+    return child(const, name)
 
 
 _SCALAR_TYPES = frozenset((type(None), bool, int, float, complex, str, bytes))
 _types = None
 
 
-def _guard_types():
+def guard_types():
     """``(Tensor, Parameter, Cell, Primitive)``, imported once (they import this module)."""
     global _types
     if _types is None:
@@ -52,10 +54,14 @@ def _guard_types():
 
 
 def guard_key(value):
-    """What compiled code may assume about ``value`` on later calls."""
+    """What compiled code may assume about ``value``, an argument, on later calls.
+
+    Floats count by meaning: ``-0.0`` is not ``0.0`` (``arctan2`` tells them
+    apart) and a NaN is the same key as another NaN.
+    """
     if type(value) in _SCALAR_TYPES:    # the common case, checked on every call
-        return ("const", type(value), value)
-    Tensor, Parameter, Cell, Primitive = _types or _guard_types()
+        return ("const",) + scalar_key(value)
+    Tensor, Parameter, Cell, Primitive = _types or guard_types()
     if isinstance(value, Parameter):
         return ("param",)
     if isinstance(value, (Tensor, np.ndarray)):
@@ -65,7 +71,7 @@ def guard_key(value):
     if isinstance(value, Cell):
         return ("cell", type(value))
     if value is None or isinstance(value, (bool, int, float, complex, str, bytes)):
-        return ("const", type(value), value)
+        return ("const", type(value), value)    # a subclass: compared by value
     if isinstance(value, (tuple, list)):
         return ("seq", type(value), len(value))
     if isinstance(value, types.FunctionType):
@@ -90,7 +96,7 @@ def _captured_key(cell):
 
 
 def _captured_key_value(value):
-    Tensor = (_types or _guard_types())[0]
+    Tensor = (_types or guard_types())[0]
     if isinstance(value, (Tensor, np.ndarray)):
         return ("id", id(value))
     try:
@@ -99,14 +105,6 @@ def _captured_key_value(value):
         return key
     except (TypeError, RecursionError):
         return ("id", id(value))
-
-
-def read_path(root, path):
-    """Follow an attribute/index path from the root Cell."""
-    value = root
-    for step in path:
-        value = value[step] if isinstance(step, int) else getattr(value, step)
-    return value
 
 
 def path_in(root, obj, _seen=None):
@@ -130,50 +128,44 @@ def path_in(root, obj, _seen=None):
     return None
 
 
-def guards_hold(root, guards):
-    for path, key in guards.items():
-        try:
-            if guard_key(read_path(root, path)) != key:
-                return False
-        except (AttributeError, IndexError, KeyError, TypeError):
-            return False
-    return True
-
-
 class RuntimeInputs:
     """Tensors met while compiling, which the compiled code takes as arguments.
 
-    Each is read on every call from where it was found: by attribute path from
-    the Cell being differentiated, or (module-level tensors) by object.
+    Each is read on every call from where it was found: by its path (from the
+    Cell, the differentiated function or a module's globals; see ``guards``),
+    or, when it has none (a value computed while compiling), by object.
     """
 
     def __init__(self):
         self.entries = []   # (var, path or None, obj)
         self._by_id = {}
 
-    def var_for(self, value, path):
+    def var_for(self, value, path, hint=None):
         from ..tensor import Parameter
         key = id(value)
         if key in self._by_id:
             return self._by_id[key]
-        if path is not None:
-            hint = "self_" + "_".join(str(p) for p in path)
+        if hint is not None:
+            pass
+        elif path is not None and isinstance(path[0], (str, int)):
+            hint = "self_" + "_".join(str(getattr(p, "key", p)) for p in path)
         else:
             hint = getattr(value, "name", None) if isinstance(value, Parameter) else None
             hint = (hint or "const").replace(".", "_")
         var = Var(hint)
         self._by_id[key] = var
-        self.entries.append((var, path, value))
+        # with a path the object is not kept: it is read again on every call
+        self.entries.append((var, path, None if path is not None else value))
         return var
 
     def var_of(self, value):
         return self._by_id.get(id(value))
 
-    def read(self, root):
+    def read(self, root, fn=None):
         """The arrays to pass for this call, in ``entries`` order."""
         out = []
         for var, path, obj in self.entries:
-            value = read_path(root, path) if path is not None else obj
+            value = read_path(root, path, fn) if path is not None else obj
             out.append(getattr(value, "_data", value))
         return out
 

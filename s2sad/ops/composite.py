@@ -6,6 +6,7 @@ import numpy as np
 from ..ad import grad as G
 from ..tensor import Tensor, _wrap as _tensor_of
 from ..frontend import resolve
+from ..frontend.guards import FN
 
 
 def _check_bool(name, value):
@@ -169,6 +170,46 @@ def _build(it, value, spec):
     return None
 
 
+def _fn_key(fn, depth=0):
+    """What the cache files a function's entries under: its code, and its closure's functions.
+
+    Closures made anew (a loss function per training step) share their code,
+    so they share compiled entries; what each captured is read or guarded
+    through its cells on every call.  Functions in the closure take part, so
+    ``s2sad.grad``'s wrapper of one function is filed apart from another's.
+    """
+    if isinstance(fn, GradFunction):
+        return ("grad", fn._fn_key)
+    code = getattr(fn, "__code__", None)
+    if code is None or depth > 4:
+        return fn
+    code = _Same(code)      # code objects of identical functions in two files compare equal
+    inner = []
+    for cell in getattr(fn, "__closure__", None) or ():
+        try:
+            value = cell.cell_contents
+        except ValueError:
+            continue
+        if isinstance(value, GradFunction) or callable(value) and hasattr(value, "__code__"):
+            inner.append(_fn_key(value, depth + 1))
+    return (code, tuple(inner)) if inner else code
+
+
+class _Same:
+    """A key that matches only the very object it holds."""
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj):
+        self.obj = obj
+
+    def __eq__(self, other):
+        return type(other) is _Same and other.obj is self.obj
+
+    def __hash__(self):
+        return id(self.obj)
+
+
 def _as_function(grad_fn):
     """A gradient function as a plain function, so it can be differentiated again.
 
@@ -185,6 +226,7 @@ def _as_function(grad_fn):
     inner = getattr(grad_fn.fn, "__qualname__", "f").replace("<locals>.", "")
     gradient_of.__qualname__ = gradient_of.__name__ = "grad_" + inner.replace(".", "_")
     return gradient_of
+
 
 
 class GradFunction:
@@ -222,8 +264,10 @@ class GradFunction:
                                and p.default is p.empty])
         self.last = None
         self._last_paths = None
+        self._found = set()         # weights found in the Cell on some call
         self._fast = None
         self._order = self._nested_order()
+        self._fn_key = _fn_key(self.fn)
 
     def _nested_order(self):
         """n when this is ``GradOperation()`` applied n >= 2 times to a plain function.
@@ -241,6 +285,10 @@ class GradFunction:
         if order < 2 or g.root is not None:
             return None
         self._base = g
+        # the innermost function, reached from this one through each ``gradient_of``
+        step = ("__closure__", self.fn.__code__.co_freevars.index("grad_fn"), "cell_contents",
+                "fn")
+        self._base_origin = (FN,) + step * (order - 1)
         return order
 
     def _split(self, args):
@@ -279,19 +327,21 @@ class GradFunction:
             sens_spec = G.arg_spec(sens) if self.grad_op.sens_param else None
         paths = self._paths()
         which = self._which_inputs()
-        key = (self.fn, type(self.root) if self.root is not None else None, specs, sens_spec, which,
-               paths, tuple(id(w) for w, p in zip(self._weights, paths) if p is None))
-        entry = G.cache.get(key, self.root)
+        key = (self._fn_key, type(self.root) if self.root is not None else None, specs,
+               sens_spec, which, paths,
+               tuple(id(w) for w, p in zip(self._weights, paths) if p is None))
+        entry = G.cache.get(key, self.root, self.fn)
         if entry is None:
             with G.cache.lock():
-                entry = G.cache.get(key, self.root)
+                entry = G.cache.get(key, self.root, self.fn)
                 if entry is None and self._order is not None and G.TAYLOR:
-                    entry = G.compile_nested(self._base.fn, None, inputs, specs, self._order)
+                    entry = G.compile_nested(self._base.fn, None, inputs, specs, self._order,
+                                             origin=self._base_origin)
                 if entry is None:
                     entry = G.compile_grad(self.fn, self.root, inputs, specs, self._weights,
                                            paths, sens_spec=sens_spec, sens_value=sens,
                                            inputs=which)
-                    G.cache.put(key, entry)
+                G.cache.put(key, entry, specs, family=key[:2] + key[4:])
         return entry, specs
 
     def _paths(self):
@@ -311,6 +361,16 @@ class GradFunction:
             except (AttributeError, IndexError, KeyError, TypeError):
                 pass
         paths = tuple(_weight_paths(self.root, self._weights))
+        lost = [w for i, (w, p) in enumerate(zip(self._weights, paths))
+                if p is None and i in self._found]
+        if lost:
+            raise ValueError(
+                "For 'GradOperation', the Parameter '%s' in 'weights' is no longer held by %s "
+                "(an attribute was given a new Parameter), so its gradient would be zero; "
+                "create the gradient function again with the Cell's current parameters, e.g. "
+                "GradOperation(get_by_list=True)(net, net.trainable_params())"
+                % (lost[0].name, type(self.root).__name__))
+        self._found.update(i for i, p in enumerate(paths) if p is not None)
         # a weight not found might be found later: only a complete answer is kept
         self._last_paths = paths if None not in paths else None
         return paths
@@ -336,7 +396,7 @@ class GradFunction:
         # plain arrays (the common case) are their own runtime leaves: nothing to walk
         arrays = all(s is G.ARRAY_SPEC for s in specs)
         flat = inputs if arrays else G.flatten_runtime(inputs, specs)
-        extra = entry.inputs.read(self.root) if entry.inputs.entries else ()
+        extra = entry.inputs.read(self.root, self.fn) if entry.inputs.entries else ()
         sens_flat = G.flatten_runtime([sens], [sens_spec]) if self.grad_op.sens_param else ()
         grads = entry.fn(*flat, *extra, *sens_flat)
         n_in = entry.n_flat
@@ -379,15 +439,14 @@ class _FastPath:
     """The call path of a function of plain arrays or Tensors, prepared once.
 
     Valid while the arguments have the same exact types (``np.ndarray`` or
-    ``Tensor``) in the same count, the flags are unchanged and the cache has
-    not been cleared since; any other call takes the general path (which
-    may prepare a new one).  Only plain functions without weights, extra
-    runtime inputs (globals) or a Cell qualify: their cache entry has no
-    guards to check on each call.  A Tensor is passed as its array, and its
+    ``Tensor``) in the same count, the flags are unchanged, the cache has
+    not been cleared since and the entry's guards hold; any other call takes
+    the general path (which may prepare a new one).  Only plain functions
+    without weights, extra runtime inputs (global arrays) or a Cell qualify.  A Tensor is passed as its array, and its
     gradient comes back a Tensor.
     """
 
-    __slots__ = ("types", "arrays_only", "flags", "generation", "entry", "which")
+    __slots__ = ("types", "arrays_only", "flags", "generation", "entry", "which", "check")
 
     @staticmethod
     def make(gf, args):
@@ -405,6 +464,7 @@ class _FastPath:
         fast.flags = (op.get_all, op.get_by_list, op.sens_param)
         fast.generation = G.cache.generation
         fast.entry = entry
+        fast.check = entry.check
         fast.which = gf._which_inputs()
         return fast
 
@@ -415,11 +475,11 @@ class _FastPath:
         if (op.get_all, op.get_by_list, op.sens_param) != self.flags:
             return False
         if not self.arrays_only:
-            return tuple(map(type, args)) == self.types
+            return tuple(map(type, args)) == self.types and self.check(None, gf.fn)
         for a in args:
             if type(a) is not _ndarray:
                 return False
-        return True
+        return self.check(None, gf.fn)      # what compiling read (globals...) is unchanged
 
     def run(self, gf, args):
         entry = self.entry

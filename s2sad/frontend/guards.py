@@ -1,0 +1,311 @@
+"""Guards: what compiled code assumed about the world, checked before reuse.
+
+Compiling reads Python objects: module globals, closure cells, default
+arguments, attributes of the differentiated Cell and of objects it holds,
+items of dicts and lists.  Each such read is recorded as a *path* (how to
+find the value again) with the value seen; before a cache entry is reused,
+every path is read again and compared.  Arrays and Parameters are not
+compared but read through their paths on every call (``RuntimeInputs``), so
+rebinding a global array or replacing a Parameter is seen at once.
+
+A path starts at an origin and continues with steps:
+
+- no origin: the Cell being differentiated (``("fc1", "weight")``);
+- ``FN``: the function being differentiated (a closure created anew for each
+  training step reuses the code compiled for the first, its captured values
+  read from its own cells);
+- ``Globals(d)``: a module's globals dictionary.
+
+A step is an attribute name (``str``), an index (``int``) or an ``Item`` (a
+dict key).  The checks of one cache entry are compiled into one small Python
+function, so a lookup costs a few attribute reads and comparisons.
+"""
+import math
+import types
+
+import numpy as np
+
+
+
+class _Fn:
+    """The origin of paths that start at the differentiated function."""
+
+    def __repr__(self):
+        return "FN"
+
+
+FN = _Fn()
+
+
+class Globals:
+    """The origin of paths that start at a module's globals (held: modules live long)."""
+
+    __slots__ = ("dict",)
+
+    def __init__(self, d):
+        self.dict = d
+
+    def __eq__(self, other):
+        return type(other) is Globals and other.dict is self.dict
+
+    def __hash__(self):
+        return id(self.dict)
+
+    def __repr__(self):
+        return "Globals(%s)" % self.dict.get("__name__", "?")
+
+
+class Item:
+    """A step ``[key]`` with a key other than an int (``self.cfg["lr"]``)."""
+
+    __slots__ = ("key",)
+
+    def __init__(self, key):
+        self.key = key
+
+    def __eq__(self, other):
+        return type(other) is Item and type(other.key) is type(self.key) and other.key == self.key
+
+    def __hash__(self):
+        return hash(self.key)
+
+    def __repr__(self):
+        return "[%r]" % (self.key,)
+
+
+_MISSING = object()
+
+#: modules whose contents compiled code may assume never change: their
+#: attributes are not guarded (a guard on every ``np.`` call would cost time)
+STABLE_MODULES = frozenset(("numpy", "s2sad", "math", "cmath", "builtins", "operator",
+                            "functools", "itertools", "collections", "typing", "scipy"))
+
+
+def stable(value):
+    """Whether reads inside ``value`` need no guard (a library module or an object of one)."""
+    if isinstance(value, types.ModuleType):
+        name = value.__name__
+    else:
+        return False
+    return name.split(".")[0] in STABLE_MODULES
+
+
+def child(const, step):
+    """The path of ``const.<step>`` / ``const[step]``, or ``None`` when unguarded."""
+    path = const.path
+    if path is None or stable(const.value):
+        return None
+    if not isinstance(step, (str, int)) or isinstance(step, bool):
+        try:
+            hash(step)
+        except TypeError:
+            return None
+        step = Item(step)
+    return path + (step,)
+
+
+def read_path(root, path, fn=None):
+    """Follow ``path`` from its origin (``root`` when it has none)."""
+    value, steps = root, path
+    if path:
+        first = path[0]
+        if first is FN:
+            value, steps = fn, path[1:]
+        elif type(first) is Globals:
+            value, steps = first.dict, path[1:]
+    for step in steps:
+        if type(step) is str:
+            value = getattr(value, step)
+        elif type(step) is Item:
+            value = value[step.key]
+        else:
+            value = value[step]
+    return value
+
+
+# ------------------------------------------------------------------- keys
+def scalar_key(value):
+    """A Python scalar's key: floats by their bits' meaning (-0.0 is not 0.0, nan is nan)."""
+    t = type(value)
+    if t is float:
+        return (t, value.hex())
+    if t is complex:
+        return (t, value.real.hex(), value.imag.hex())
+    return (t, value)
+
+
+def deep_key(value, _depth=0):
+    """A key of a whole value, contents included, for reads that take it whole.
+
+    ``len(self.cfg)``, iterating a dict, or a call evaluated while compiling
+    read a container entirely.  Arrays inside count by identity.
+    """
+    if _depth > 20:
+        return ("id", id(value))
+    t = type(value)
+    if t in (tuple, list):
+        return (t,) + tuple(deep_key(v, _depth + 1) for v in value)
+    if t is dict:
+        return (t,) + tuple((k, deep_key(v, _depth + 1)) for k, v in value.items())
+    if t in (set, frozenset):
+        try:
+            return (t, frozenset(value))
+        except TypeError:
+            return ("id", id(value))
+    if t in (type(None), bool, int, float, complex, str, bytes):
+        return scalar_key(value)
+    if isinstance(value, types.FunctionType):
+        return (types.FunctionType, value.__code__,
+                tuple(deep_key(_contents(c), _depth + 1) for c in value.__closure__ or ()),
+                deep_key(value.__defaults__, _depth + 1))
+    return ("id", id(value))
+
+
+def _contents(cell):
+    try:
+        return cell.cell_contents
+    except ValueError:
+        return _MISSING
+
+
+# --------------------------------------------------------------- checking
+def classify(value):
+    """How to check, on later calls, a value read through a path: ``(kind, payload)``."""
+    from . import resolve
+    Tensor, Parameter, Cell, Primitive = resolve.guard_types()
+    t = type(value)
+    if t in _SCALARS:
+        return ("const", (t, value))
+    if isinstance(value, Parameter):
+        return ("isinstance", Parameter)
+    if isinstance(value, (Tensor, np.ndarray)):
+        return ("isinstance", (Tensor, np.ndarray))
+    if isinstance(value, Primitive):
+        return ("prim", (t, value.key()))
+    if isinstance(value, Cell):
+        return ("type", t)
+    if t is types.FunctionType:
+        # its closure cells and defaults are read through paths of their own
+        return ("code", value.__code__)
+    if t is types.MethodType and hasattr(value.__func__, "__code__"):
+        return ("func", value.__func__.__code__)
+    if t in (tuple, list, dict):
+        return ("len", (t, len(value)))
+    if t is types.MethodType or t is types.BuiltinFunctionType and not isinstance(
+            value.__self__, (types.ModuleType, type(None))):
+        return ("eq", value)     # a method of a builtin object (``d.get``): made anew per read
+    return ("is", value)
+
+
+_SCALARS = frozenset((type(None), bool, int, float, complex, str, bytes))
+
+
+class GuardSet:
+    """The guards of one compile: path -> what to check, turned into one function."""
+
+    def __init__(self):
+        self.checks = {}    # path -> (kind, payload)
+
+    def record(self, path, value):
+        """Guard the value read through ``path``."""
+        if self.checks.get(path, ("",))[0] != "deep":
+            self.checks[path] = classify(value)
+
+    def deepen(self, path, value):
+        """The whole value was read (evaluated while compiling): compare contents."""
+        self.checks[path] = ("deep", deep_key(value))
+
+    def absent(self, path):
+        """The global was not defined (a builtin was used): it must stay so."""
+        self.checks.setdefault(path, ("absent", None))
+
+    def __len__(self):
+        return len(self.checks)
+
+    def compile(self):
+        """One function ``check(root, fn) -> bool`` testing every guard."""
+        if not self.checks:
+            return _always
+        ns = {"_deep": deep_key, "_copysign": math.copysign}
+        tests = [_test(i, path, kind, payload, ns)
+                 for i, (path, (kind, payload)) in enumerate(self.checks.items())]
+        body = ("def check(root, fn):\n    try:\n        return (%s)\n"
+                "    except Exception:\n        return False\n"
+                % "\n                and ".join(tests))
+        exec(compile(body, "<s2sad guards>", "exec"), ns)
+        return ns["check"]
+
+
+def _always(root, fn):
+    return True
+
+
+def _reader(i, path, ns):
+    """A Python expression reading ``path`` (its constants bound in ``ns``)."""
+    steps = path
+    if path and path[0] is FN:
+        expr, steps = "fn", path[1:]
+    elif path and type(path[0]) is Globals:
+        ns["g%d" % i] = path[0].dict
+        expr, steps = "g%d" % i, path[1:]
+    else:
+        expr = "root"
+    for j, step in enumerate(steps):
+        if type(step) is str and step.isidentifier():
+            expr += "." + step
+        elif type(step) is str:
+            expr = "getattr(%s, %r)" % (expr, step)
+        elif type(step) is Item:
+            ns["k%d_%d" % (i, j)] = step.key
+            expr += "[k%d_%d]" % (i, j)
+        else:
+            expr += "[%d]" % step
+    return expr
+
+
+def _test(i, path, kind, payload, ns):
+    """The Python expression testing one guard (names it needs go into ``ns``)."""
+    if kind == "absent":
+        ns["g%d" % i], ns["k%d" % i] = path[0].dict, path[-1].key
+        return "(k%d not in g%d)" % (i, i)
+    read = _reader(i, path, ns)
+    v = "(v := %s)" % read
+    if kind == "const":
+        t, value = payload
+        ns["t%d" % i], ns["v%d" % i] = t, value
+        if t is float and value != value:
+            return "(type(%s) is float and v != v)" % v
+        if t is float and value == 0.0:
+            return "(type(%s) is float and v == 0.0 and _copysign(1.0, v) == %r)" \
+                % (v, math.copysign(1.0, value))
+        if t in (type(None), bool):
+            return "(%s is v%d)" % (read, i)
+        return "(type(%s) is t%d and v == v%d)" % (v, i, i)
+    if kind == "is":
+        ns["o%d" % i] = payload
+        return "(%s is o%d)" % (read, i)
+    if kind == "eq":
+        ns["o%d" % i] = payload
+        return "(%s == o%d)" % (read, i)
+    if kind == "code":
+        ns["c%d" % i] = payload
+        return "(%s.__code__ is c%d)" % (read, i)     # no such attribute: False
+    if kind == "func":
+        ns["c%d" % i] = payload
+        return "(%s.__func__.__code__ is c%d)" % (read, i)
+    if kind == "isinstance":
+        ns["t%d" % i] = payload
+        return "isinstance(%s, t%d)" % (read, i)
+    if kind == "type":
+        ns["t%d" % i] = payload
+        return "(type(%s) is t%d)" % (read, i)
+    if kind == "prim":
+        ns["t%d" % i], ns["v%d" % i] = payload
+        return "(type(%s) is t%d and v.key() == v%d)" % (v, i, i)
+    if kind == "len":
+        ns["t%d" % i], ns["v%d" % i] = payload
+        return "(type(%s) is t%d and len(v) == v%d)" % (v, i, i)
+    if kind == "deep":
+        ns["v%d" % i] = payload
+        return "(_deep(%s) == v%d)" % (read, i)
+    raise ValueError("unknown guard kind %r" % kind)
