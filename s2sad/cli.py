@@ -4,10 +4,13 @@ Reading the generated code is the point of a source-to-source differentiator,
 so the CLI makes it available without writing a driver script: as Python
 (highlighted on a terminal, ``--explain`` naming the rule behind each line),
 as the IR's text (``--format ir``) or as a Graphviz graph (``--format dot``).
-Exit codes: 0 success, 1 the program cannot be compiled (or its file fails to
-import), 2 the command line is wrong.
+Exit codes: 0 success (also when the reader closes the pipe early, as
+``| head`` does), 1 the program cannot be compiled (or its file fails to import
+or exits while importing), 2 the command line is wrong or names something
+``dump`` cannot call.
 """
 import argparse
+import contextlib
 import hashlib
 import importlib.util
 import inspect
@@ -45,7 +48,11 @@ def _build_parser():
         help="print the generated gradient (adjoint) source of a Cell or function",
         description="Compile the gradient of a Cell or function and print the generated "
                     "Python source (or its IR with --ir). Every required positional input "
-                    "is assumed to be a Tensor; no example values are needed.",
+                    "is assumed to be a Tensor; no example values are needed. FILE is "
+                    "imported, so its top-level code runs (keep script code under "
+                    "'if __name__ == \"__main__\":'); whatever it prints while being "
+                    "imported, constructed or compiled goes to stderr, so stdout holds "
+                    "only the dump.",
     )
     dump.add_argument(
         "target", metavar="FILE::NAME",
@@ -65,6 +72,8 @@ def _build_parser():
                            "both IRs as one Graphviz graph (ops as nodes with their primitive "
                            "and source line, data flow as edges, if/while/for regions as "
                            "clusters), e.g. s2sad dump F::Net --format dot | dot -Tsvg")
+    dump.add_argument("--varargs", type=int, default=None, metavar="N",
+                      help="pass N Tensor inputs through the function's *args (default 0)")
     dump.add_argument("--ir", action="store_true",
                       help="same as --format ir")
     dump.add_argument("--explain", action="store_true",
@@ -102,15 +111,19 @@ def _module_name(path):
     return "_s2sad_user_%s_%s" % (stem, digest)
 
 
+def _user_frames(exc, path):
+    """The traceback frames of ``exc`` in the user's file (the last frame if none is)."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    target = os.path.abspath(path)
+    return [f for f in frames if os.path.abspath(f.filename) == target] or frames[-1:]
+
+
 def _user_frames_report(exc, path):
     """The exception as ``File ..., line N`` lines in the user's file, without internals."""
     if isinstance(exc, SyntaxError):
         return "".join(traceback.format_exception_only(type(exc), exc)).rstrip("\n")
-    frames = traceback.extract_tb(exc.__traceback__)
-    target = os.path.abspath(path)
-    mine = [f for f in frames if os.path.abspath(f.filename) == target] or frames[-1:]
     lines = []
-    for f in mine:
+    for f in _user_frames(exc, path):
         lines.append('File "%s", line %d, in %s' % (f.filename, f.lineno, f.name))
         if f.line:
             lines.append("    " + f.line.strip())
@@ -118,10 +131,70 @@ def _user_frames_report(exc, path):
     return "\n".join(s.rstrip("\n") for s in lines)
 
 
+def _exit_report(exc, path, doing):
+    """One line for a ``sys.exit`` in the user's code: the file, the code and where.
+
+    ``dump`` cannot go on without the module, and the user's exit code is no
+    code of ``dump``'s, so it becomes an error naming the exit.
+    """
+    code = exc.code
+    if code is None or isinstance(code, int):
+        what = "exited with code %d" % (code or 0)
+    else:
+        what = "exited with message %r" % (code,)
+    frames = _user_frames(exc, path)
+    where = " at line %d" % frames[-1].lineno if frames and \
+        os.path.abspath(frames[-1].filename) == os.path.abspath(path) else ""
+    text = "%s: %s %s%s" % (doing, path, what, where)
+    if doing.startswith("importing"):
+        text += "; dump imports the file, so keep script code under " \
+                "'if __name__ == \"__main__\":'"
+    return text
+
+
+@contextlib.contextmanager
+def _stdout_to_stderr():
+    """Send what the user's code prints to stderr, so stdout carries only the dump.
+
+    Both ``sys.stdout`` and file descriptor 1 are redirected: a subprocess or a
+    C extension the user's file starts writes to the descriptor.
+    """
+    saved = None
+    try:
+        sys.stdout.flush()
+        saved = os.dup(1)
+        os.dup2(2, 1)
+    except (OSError, ValueError):       # no descriptor 1 or 2: Python's streams only
+        saved = None
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    finally:
+        if saved is not None:
+            try:
+                sys.stderr.flush()
+            finally:
+                os.dup2(saved, 1)
+                os.close(saved)
+
+
+def _run_user_code(run, path, doing):
+    """``run()``, with the user's exceptions and exits turned into a ``UserCodeError``."""
+    try:
+        return run()
+    except SystemExit as exc:
+        raise UserCodeError(_exit_report(exc, path, doing)) from None
+    except Exception as exc:  # the user's code failed: report it like a compile error
+        raise UserCodeError("%s failed:\n%s" % (doing, _user_frames_report(exc, path))) \
+            from None
+
+
 def load_file(path):
     """Import ``path`` as a fresh module, with its directory first on ``sys.path``."""
+    from .frontend.parse import check_decodable
     if not os.path.isfile(path):
         raise UsageError("no such file: %s" % path)
+    check_decodable(path)
     name = _module_name(path)
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
@@ -131,10 +204,10 @@ def load_file(path):
     sys.modules[name] = module
     sys.path.insert(0, folder)
     try:
-        spec.loader.exec_module(module)
-    except Exception as exc:  # the user's code failed: report it like a compile error
+        _run_user_code(lambda: spec.loader.exec_module(module), path, "importing " + path)
+    except UserCodeError:
         sys.modules.pop(name, None)
-        raise UserCodeError("importing %s failed:\n%s" % (path, _user_frames_report(exc, path)))
+        raise
     finally:
         try:
             sys.path.remove(folder)
@@ -161,11 +234,7 @@ def resolve_target(target, get_by_list):
                              "Cell whose __init__ takes none" % (path, name)) from None
         except ValueError:
             pass  # no introspectable signature: just try to construct it
-        try:
-            net = obj()
-        except Exception as exc:
-            raise UserCodeError("constructing %s() failed:\n%s"
-                                % (name, _user_frames_report(exc, path)))
+        net = _run_user_code(obj, path, "constructing %s()" % name)
         weights = ParameterTuple(net.trainable_params()) if get_by_list else None
         return net, weights
     if inspect.isfunction(obj):
@@ -470,8 +539,9 @@ def _cmd_dump(args, out):
     if args.explain and fmt == "ir":
         raise UsageError("--explain annotates the Python source or the DOT graph; the IR "
                          "format has no rule annotations")
-    fn, weights = resolve_target(args.target, args.get_by_list)
-    compiled = _compile(fn, weights, args)
+    with _stdout_to_stderr():
+        fn, weights = resolve_target(args.target, args.get_by_list)
+        compiled = _compile(fn, weights, args)
     if fmt == "ir":
         text = format_func(compiled.forward) + "\n\n" + format_func(compiled.grad_ir)
     elif fmt == "dot":
@@ -497,7 +567,7 @@ def _compile(fn, weights, args):
         raise UsageError("--get-all, --get-by-list and --sens-param are GradOperation flags; "
                          "forward mode differentiates every input and takes no sens")
     probe = GradFunction(fn, None, GradOperation())
-    n_inputs = probe._nrequired
+    n_inputs = _count_inputs(probe, args)
     target = fn
     for _ in range(args.order - 1):
         target = _as_function(GradOperation()(target))
@@ -511,11 +581,53 @@ def _compile(fn, weights, args):
     return grad_op(target, weights).compile_symbolic(n_inputs)
 
 
+def _count_inputs(probe, args):
+    """How many Tensor inputs ``dump`` passes: the required positional parameters,
+    plus ``--varargs`` through ``*args``.
+
+    ``dump`` has no values to give a keyword-only parameter without a default,
+    so such a function is refused rather than compiled for a call it cannot make.
+    """
+    _, name = _split_target(args.target)
+    params = list(inspect.signature(probe.fn).parameters.values())
+    if probe.root is not None:
+        params, name = params[1:], name + ".construct"
+    missing = [p.name for p in params if p.kind is p.KEYWORD_ONLY and p.default is p.empty]
+    if missing:
+        raise UsageError("%s has keyword-only parameters without a default (%s); dump passes "
+                         "Tensor inputs by position only, so it cannot call it: give them "
+                         "defaults, or dump a function that calls %s with them"
+                         % (name, ", ".join(missing), name))
+    if args.varargs is not None and not probe._varargs:
+        raise UsageError("--varargs passes inputs through *args, but %s has no *args" % name)
+    if args.varargs is not None and args.varargs < 0:
+        raise UsageError("--varargs must be 0 or more, got %d" % args.varargs)
+    if probe._varargs and args.varargs is None:
+        sys.stderr.write("s2sad: note: %s takes *args; dump passes no input through it "
+                         "(--varargs N passes N Tensors)\n" % name)
+    return probe._nrequired + (args.varargs or 0)
+
+
 def _error(message):
     first, _, rest = message.partition("\n")
     sys.stderr.write("s2sad: error: %s\n" % first)
     if rest:
         sys.stderr.write(rest + "\n")
+
+
+def _discard_stdout():
+    """Point descriptor 1 at the null device after the reader closed the pipe.
+
+    Reading only the start of the dump (``| head``) is no failure of ``dump``;
+    the output still buffered would fail again when the interpreter flushes it
+    at exit, printing a BrokenPipeError there, so it goes to the null device.
+    """
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):    # no descriptor (a stream object in tests)
+        pass
 
 
 def main(argv=None):
@@ -528,7 +640,12 @@ def main(argv=None):
     except SystemExit as exc:  # argparse already printed usage and the message
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
     try:
-        return args.handler(args, sys.stdout)
+        code = args.handler(args, sys.stdout)
+        sys.stdout.flush()          # a closed pipe shows here, not at the interpreter's exit
+        return code
+    except BrokenPipeError:
+        _discard_stdout()
+        return EXIT_OK
     except UsageError as exc:
         _error(str(exc))
         return EXIT_USAGE

@@ -5,13 +5,16 @@ error and every ``# line N`` comment in generated code points at the file the
 user edits.
 """
 import inspect
+import io
 import linecache
+import re
 import textwrap
+import tokenize
 import weakref
 
 import gast
 
-from ..errors import Location, NoGradientRuleError
+from ..errors import CompileError, Location, NoGradientRuleError
 
 
 class SourceInfo:
@@ -62,6 +65,7 @@ def get_source_info(fn, call_loc=None):
         lines, first = inspect.getsourcelines(fn)
         filename = inspect.getsourcefile(fn) or inspect.getfile(fn)
     except (OSError, TypeError):
+        check_decodable(getattr(code, "co_filename", None))
         raise NoGradientRuleError(
             "cannot differentiate %s: it has no Python source s2sad can read and no "
             "registered bprop rule" % describe(fn), call_loc,
@@ -81,6 +85,42 @@ def get_source_info(fn, call_loc=None):
         key = id(code)
         _cache[key] = (weakref.ref(code, lambda ref: _forget(ref, key)), info)
     return info
+
+
+_CODING = re.compile(rb"^[ \t\f]*#.*?coding[:=]")
+
+
+def check_decodable(filename):
+    """Raise a CompileError at the first byte ``filename``'s encoding cannot decode.
+
+    Python reads a source file in the encoding its first two lines declare
+    (PEP 263), UTF-8 when none is declared; ``linecache`` (so ``inspect``)
+    then finds no source at all, and CPython before 3.12 imports such a file
+    anyway when the byte sits in a comment.  Naming the line and the byte says
+    what to fix.  Does nothing for a file that decodes or cannot be read.
+    """
+    try:
+        with open(filename, "rb") as f:
+            data = f.read()
+        encoding, first = tokenize.detect_encoding(io.BytesIO(data).readline)
+        data.decode(encoding)
+    except (OSError, TypeError, SyntaxError):
+        return      # unreadable, or an unknown encoding: importing the file said so
+    except UnicodeDecodeError as e:
+        start = data.rfind(b"\n", 0, e.start) + 1
+        end = data.find(b"\n", e.start)
+        line = data[start:end if end >= 0 else len(data)]
+        col = len(data[start:e.start].decode(encoding))
+        declared = any(_CODING.match(l) for l in first)
+        why = "the encoding the file declares" if declared else \
+            "the default: the file declares no encoding"
+        raise CompileError(
+            "byte 0x%02x is not valid %s (%s)" % (data[e.start], encoding, why),
+            Location(filename, data.count(b"\n", 0, e.start) + 1, col,
+                     line.decode(encoding, "backslashreplace")),
+            hint="save the file as %s, or declare the encoding it is saved in on its "
+                 "first or second line, e.g. '# -*- coding: latin-1 -*-' (PEP 263)"
+                 % encoding)
 
 
 def _indent(text):
