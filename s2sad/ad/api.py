@@ -574,7 +574,7 @@ def _jvp_compiled(fn, inputs, v=None):
             entry = _jvp_cache.get(key, root, py_fn)
             if entry is None:
                 entry = G.compile_jvp(py_fn, root, inputs, specs)
-                _jvp_cache.put(key, entry, specs, family=key[:2])
+                _jvp_cache.put(key, entry, specs, family=(id(py_fn), key[1]), fn=py_fn)
     return entry, root, specs
 
 

@@ -11,6 +11,7 @@ import os
 import sys
 import threading
 import warnings
+import weakref
 
 import numpy as np
 
@@ -480,16 +481,18 @@ class GradCache:
                     return entry
         return None
 
-    def put(self, key, entry, specs=None, family=None):
+    def put(self, key, entry, specs=None, family=None, fn=None):
         """Keep ``entry``; ``family`` is what stays the same across recompiles of one
-        function (``key`` less the argument structure), for the recompile warning."""
+        function ``fn`` (``key`` less the argument structure), for the recompile
+        warning."""
         with self._lock:
             self._entries.setdefault(key, []).append(entry)
             self._entries.move_to_end(key)
             self._count += 1
             while self._count > max(MAX_ENTRIES, 1):
                 self._drop_oldest()
-            _note_compile(self, key[0] if family is None else family, entry, specs)
+            _note_compile(self, key[0] if family is None else family, entry, specs,
+                          _weak(fn))
 
     def _drop_oldest(self):
         key, entries = next(iter(self._entries.items()))
@@ -521,14 +524,16 @@ class GradCache:
         return self._count
 
 
-def _note_compile(cache, fn_key, entry, specs):
+def _note_compile(cache, fn_key, entry, specs, function_ref=None):
     """Log a compile when asked (``S2SAD_LOG_COMPILES=1``); warn when one function recompiles often.
 
     The warning names the arguments whose kind or Python value changed
     between the last two compiles, or says that something read while
     compiling (a global, a closure variable, an attribute) changed.
     """
-    count, last, warned = cache._compiles.get(fn_key, (0, None, False))
+    count, last, warned, ref = cache._compiles.get(fn_key, (0, None, False, None))
+    if ref is not None and ref() is None:     # another function, at a reused id
+        count, last, warned = 0, None, False
     count += 1
     now = _leaf_specs(getattr(entry, "hints", None), specs)
     changed = [name for name, spec in now if last is not None and
@@ -557,7 +562,7 @@ def _note_compile(cache, fn_key, entry, specs):
                       "S2SAD_LOG_COMPILES=1 to see each compile." % (cache.what, display, where,
                                                                      count, why),
                       RecompileWarning, stacklevel=_user_stacklevel())
-    cache._compiles[fn_key] = (count, now, warned)
+    cache._compiles[fn_key] = (count, now, warned, function_ref)
     while len(cache._compiles) > 4 * max(MAX_ENTRIES, 1):
         del cache._compiles[next(iter(cache._compiles))]
 
@@ -572,6 +577,13 @@ def _user_stacklevel():
                                  or frame.f_code.co_filename.startswith("<s2sad")):
         frame, level = frame.f_back, level + 1
     return level
+
+
+def _weak(obj):
+    try:
+        return weakref.ref(obj)
+    except TypeError:
+        return None
 
 
 class RecompileWarning(UserWarning):

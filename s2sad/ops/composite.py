@@ -329,20 +329,28 @@ class GradFunction:
         which = self._which_inputs()
         key = (self._fn_key, type(self.root) if self.root is not None else None, specs,
                sens_spec, which, paths,
-               tuple(id(w) for w, p in zip(self._weights, paths) if p is None))
+               tuple(id(w) for w, p in zip(self._weights, paths) if p is None),
+               self._order is not None and G.TAYLOR)
         entry = G.cache.get(key, self.root, self.fn)
         if entry is None:
             with G.cache.lock():
                 entry = G.cache.get(key, self.root, self.fn)
-                if entry is None and self._order is not None and G.TAYLOR:
-                    entry = G.compile_nested(self._base.fn, None, inputs, specs, self._order,
-                                             origin=self._base_origin)
                 if entry is None:
-                    entry = G.compile_grad(self.fn, self.root, inputs, specs, self._weights,
-                                           paths, sens_spec=sens_spec, sens_value=sens,
-                                           inputs=which)
-                G.cache.put(key, entry, specs, family=key[:2] + key[4:])
+                    entry = self._compile(inputs, sens, specs, sens_spec, paths, which)
+                    # recompiles are counted per function object (a factory's closures differ)
+                    G.cache.put(key, entry, specs, family=(id(self.fn),) + key[1:2] + key[4:],
+                                fn=self.fn)
         return entry, specs
+
+    def _compile(self, inputs, sens, specs, sens_spec, paths, which):
+        """A new ``Compiled``: in Taylor mode for a chain of plain gradients when it applies."""
+        if self._order is not None and G.TAYLOR:
+            entry = G.compile_nested(self._base.fn, None, inputs, specs, self._order,
+                                     origin=self._base_origin)
+            if entry is not None:
+                return entry
+        return G.compile_grad(self.fn, self.root, inputs, specs, self._weights, paths,
+                              sens_spec=sens_spec, sens_value=sens, inputs=which)
 
     def _paths(self):
         """The weights' attribute paths in the Cell, searched again only when they moved.
