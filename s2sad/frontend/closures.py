@@ -122,6 +122,7 @@ class Closures:
         """``functools.partial``, ``map`` and friends applied to abstract values."""
         if f in (int, float, bool) and len(args) == 1 and not kwargs and isinstance(args[0], Var):
             from ..ir import control as C
+            self.check_concrete(args[0], "%s(...)" % f.__name__, loc)
             return self.emit(C.PyCast(f.__name__), [args[0]], loc)
         if f is functools.partial:
             if not args:
