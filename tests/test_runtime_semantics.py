@@ -5,6 +5,7 @@ Gradients are compared with float64 central finite differences of the
 function run eagerly with the same random draw (the seed set again before
 each evaluation), or with a closed form.
 """
+import functools
 import random
 
 import numpy as np
@@ -193,3 +194,74 @@ def test_print_runs_at_run_time(capsys):
     g(2 * X)
     out = capsys.readouterr().out
     assert out.count("x is") == 2 and str(2 * X) in out
+
+
+# --------------------------------------------------------------- decorators
+def double(fn):
+    @functools.wraps(fn)
+    def wrapper(*args):
+        return 2.0 * fn(*args)
+    return wrapper
+
+
+def triple_unwrapped(fn):
+    def wrapper(*args, **kwargs):
+        return fn(*args, **kwargs) * 3.0
+    return wrapper
+
+
+def scale(k):
+    def deco(fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            return k * fn(*args, **kwargs)
+        return wrapper
+    return deco
+
+
+@double
+def doubled(x):
+    return np.sum(x * x)
+
+
+@triple_unwrapped
+def tripled(x, power=2.0):
+    return np.sum(x ** power)
+
+
+@scale(5.0)
+@double
+def stacked(x):
+    return np.sum(x * x)
+
+
+class DoubledNet(s2sad.nn.Cell):
+    @double
+    def construct(self, x):
+        return np.sum(x * x)
+
+
+class ScaledNet(s2sad.nn.Cell):
+    @scale(4.0)
+    def construct(self, x):
+        return np.sum(np.sin(x))
+
+
+@pytest.mark.parametrize("fn", [doubled, tripled, stacked, DoubledNet(), ScaledNet()],
+                         ids=["wraps", "no-wraps", "stacked", "cell", "cell-with-arguments"])
+def test_decorated_function_is_differentiated_as_called(fn):
+    want = numeric_grad(fn, [X], 0)
+    np.testing.assert_allclose(G(fn)(X), want, rtol=1e-6, atol=1e-6)
+
+
+def test_decorated_with_keyword_arguments():
+    def f(x):
+        return tripled(x, power=3.0)
+    np.testing.assert_allclose(G(f)(X), 9.0 * X ** 2, rtol=1e-12)
+
+
+def test_double_star_of_a_runtime_value_is_refused():
+    def f(x, opts):
+        return tripled(x, **opts)
+    with pytest.raises(CompileError, match=r"\*\*opts"):
+        G(f)(X, s2sad.mutable((1.0,)))

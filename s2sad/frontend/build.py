@@ -219,7 +219,7 @@ class Builder(ControlFlow, Closures, Aliasing):
                                % (MAX_INLINE_DEPTH, fn_name, MAX_INLINE_DEPTH), loc)
         info = fence(get_source_info(fn, loc))
         try:
-            sig = inspect.signature(fn)
+            sig = signature(fn)
             full = ((self_value,) + tuple(args)) if self_value is not None else tuple(args)
             bound = sig.bind(*full, **kwargs)
         except TypeError as e:
@@ -231,12 +231,14 @@ class Builder(ControlFlow, Closures, Aliasing):
                 if param.kind is inspect.Parameter.VAR_POSITIONAL:
                     val = tuple(val)
                 elif param.kind is inspect.Parameter.VAR_KEYWORD:
-                    raise CompileError("**%s parameters are not supported" % name, info.loc(info.tree))
+                    val = dict(val)     # read back only by ``**name`` in a call
                 env[name] = val
             elif param.default is not inspect.Parameter.empty:
                 env[name] = self.lift(param.default)
             elif param.kind is inspect.Parameter.VAR_POSITIONAL:
                 env[name] = ()
+            elif param.kind is inspect.Parameter.VAR_KEYWORD:
+                env[name] = {}
         scope = Scope(info, fn, env)
         # s2sad's own helpers (functional forms, tensor methods) are attributed
         # to the user's line that called them
@@ -1088,6 +1090,12 @@ class Builder(ControlFlow, Closures, Aliasing):
             return tuple(self.lift(v, path + (i,) if path is not None else None)
                          for i, v in enumerate(value))
         return Const(value, path)
+
+
+def signature(fn):
+    """``fn``'s own parameters: a decorator's wrapper is walked with its own source,
+    so its ``(*args, **kwargs)`` bind, not the wrapped function's parameters."""
+    return inspect.signature(fn, follow_wrapped=False)
 
 
 def returned(scope):
