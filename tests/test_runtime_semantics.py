@@ -265,3 +265,77 @@ def test_double_star_of_a_runtime_value_is_refused():
         return tripled(x, **opts)
     with pytest.raises(CompileError, match=r"\*\*opts"):
         G(f)(X, s2sad.mutable((1.0,)))
+
+
+# -------------------------------------------------------------- type checks
+A = np.array([1.0, 2.0])
+B = np.array([3.0, -4.0])
+
+
+def branch_on_list(xs):
+    if isinstance(xs, list):
+        return 2.0 * np.sum(xs[0] * xs[1])
+    return np.sum(xs[0] * xs[1])
+
+
+@pytest.mark.parametrize("container", [list, tuple])
+def test_isinstance_list_of_a_list_argument(container):
+    got = G(branch_on_list)(container([A, B]))
+    k = 2.0 if container is list else 1.0
+    np.testing.assert_allclose(got[0], k * B)
+    np.testing.assert_allclose(got[1], k * A)
+
+
+def test_type_of_a_list_argument():
+    def f(xs):
+        if type(xs) is list and isinstance(xs, (list, tuple)):
+            return 3.0 * np.sum(xs[0])
+        return np.sum(xs[0])
+    np.testing.assert_allclose(G(f)([A])[0], 3.0 * np.ones(2))
+    np.testing.assert_allclose(G(f)((A,))[0], np.ones(2))
+
+
+def array_or_tensor(x):
+    if isinstance(x, s2sad.Tensor):
+        return np.sum(x * x)
+    if isinstance(x, np.ndarray):
+        return 3.0 * np.sum(x)
+    return np.sum(x)
+
+
+def test_isinstance_of_array_and_tensor_arguments():
+    np.testing.assert_allclose(G(array_or_tensor)(A), 3.0 * np.ones(2))
+    got = G(array_or_tensor)(s2sad.Tensor(A))
+    np.testing.assert_allclose(getattr(got, "asnumpy", lambda: got)(), 2 * A)
+
+
+def test_type_check_of_a_computed_value_is_refused():
+    def f(x):
+        y = x * 2.0
+        if isinstance(y, np.ndarray):
+            return np.sum(y)
+        return np.sum(x)
+    with pytest.raises(CompileError, match="cannot be answered while compiling") as info:
+        G(f)(A)
+    assert "isinstance(y, np.ndarray)" in str(info.value)
+
+
+def test_type_check_answered_the_same_for_every_kind():
+    def f(x):
+        y = x * 2.0
+        if isinstance(y, (list, tuple, dict, str)):
+            return np.sum(x)
+        return np.sum(y * y)
+    np.testing.assert_allclose(G(f)(A), 8.0 * A)
+
+
+def test_list_returned_by_a_helper_is_still_a_list():
+    def pair(x):
+        return [x, 2.0 * x]
+
+    def f(x):
+        ys = pair(x)
+        if isinstance(ys, list):
+            return np.sum(ys[0] * ys[1])
+        return np.sum(ys[0])
+    np.testing.assert_allclose(G(f)(A), 4.0 * A)

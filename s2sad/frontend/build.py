@@ -121,15 +121,25 @@ def const_value(a):
         return a.value
     if isinstance(a, ListVal):
         return [const_value(x) for x in a.items]
+    if isinstance(a, FrozenList):
+        return [const_value(x) for x in a]
     return tuple(const_value(x) for x in a)
+
+
+class FrozenList(tuple):
+    """A list that has stopped changing: structure like any tuple, but still a
+    list to ``isinstance``/``type`` and as a known value (``const_value``)."""
+
+    __slots__ = ()
 
 
 def freeze(a):
     """Lists become tuples where a value leaves the builder (results, phis, ops)."""
     if isinstance(a, ListVal):
-        return tuple(freeze(x) for x in a.items)
+        return FrozenList(freeze(x) for x in a.items)
     if isinstance(a, tuple):
-        return tuple(freeze(x) for x in a)
+        items = (freeze(x) for x in a)
+        return FrozenList(items) if isinstance(a, FrozenList) else tuple(items)
     return a
 
 
@@ -143,7 +153,8 @@ def canon(a):
     if isinstance(a, tuple):
         items = tuple(canon(x) for x in a)
         if all(isinstance(x, Const) for x in items):
-            return Const(tuple(x.value for x in items))
+            known = tuple(x.value for x in items)
+            return Const(list(known) if isinstance(a, FrozenList) else known)
         return items
     return a
 
@@ -180,6 +191,7 @@ class Builder(ControlFlow, Closures, Aliasing):
         self.writing = None        # the assignment statement being carried out
         self.inert = set()         # ids of Vars no differentiable input flows into
         self.random_states = set() # ids of Vars holding a generator made at run time
+        self.kinds = {}            # Var id -> the types an input's value may have
 
     # ------------------------------------------------------------------ ops
     def emit(self, prim, args, loc):
@@ -198,6 +210,59 @@ class Builder(ControlFlow, Closures, Aliasing):
         self.ops.append(Op(prim, args, outs, self.loc_override or loc, self.origin))
         self.note_view(prim, args, outs)
         return outs[0] if prim.num_outputs == 1 else tuple(outs)
+
+    # ---------------------------------------------------------------- inputs
+    def typed_inputs(self, abstract, specs):
+        """The differentiated function's arguments as its code sees them.
+
+        A list argument stays a list (``isinstance(xs, list)``), and each
+        runtime input remembers whether it is a Tensor, an ndarray or a NumPy
+        scalar, so that type checks on it are answered from its real kind.
+        """
+        return [self._typed(a, s) for a, s in zip(abstract, specs)]
+
+    def _typed(self, value, spec):
+        from ..tensor import Tensor, Parameter
+        kind = spec[0] if spec else None
+        if isinstance(value, Var):
+            types_ = {"tensor": (Tensor, Parameter), "array": (np.ndarray,),
+                      "npscalar": spec[1:2]}.get(kind)
+            if types_:
+                self.kinds[value.id] = types_
+            return value
+        if isinstance(value, tuple) and kind in ("tuple", "list"):
+            items = tuple(self._typed(v, s) for v, s in zip(value, spec[1:]))
+            return ListVal(items, self.ops) if kind == "list" else items
+        if isinstance(value, Const) and kind == "list" and isinstance(value.value, tuple):
+            return Const(list(value.value))
+        return value
+
+    def type_check(self, value, check, loc):
+        """``isinstance(value, classes)`` or ``type(value)`` while compiling.
+
+        ``check(t)`` answers for a value of type ``t``.  A runtime value whose
+        possible types disagree is refused (in user code) rather than guessed.
+        """
+        if isinstance(value, (ListVal, FrozenList)):
+            return Const(check(list))
+        if isinstance(value, tuple):
+            return Const(check(tuple))
+        if isinstance(value, dict):
+            return Const(check(dict))
+        if not isinstance(value, Var):
+            return None
+        types_ = self.kinds.get(value.id) or _RUNTIME_TYPES
+        answers = {check(t) for t in types_}
+        if len(answers) == 1:
+            return Const(answers.pop())
+        if self.in_library():
+            return None
+        raise CompileError(
+            "this type check on a runtime value cannot be answered while compiling: the "
+            "value may be any of %s here" % ", ".join(map(_type_name, types_)), loc,
+            hint="check the type of the function's argument itself (compiled code is "
+                 "specialised on it), or restructure the code so it does not depend on the "
+                 "type of a computed value")
 
     # ------------------------------------------------------------- functions
     def call_function(self, fn, args, kwargs=None, loc=None, self_value=None, outline=True):
@@ -1113,6 +1178,31 @@ def _frame_name(fn, self_value=None):
     if name == "construct" and self_value is not None:
         return type(self_value.value).__name__
     return "lambda" if name == "<lambda>" else name
+
+
+def _runtime_types():
+    from ..tensor import Tensor, Parameter
+    return (Tensor, Parameter, np.ndarray, np.float64, np.float32, np.int64, np.bool_,
+            float, int, bool)
+
+
+class _LazyTypes:
+    """What an intermediate runtime value may be: a Tensor or an array, a NumPy or
+    Python scalar (imported on first use: the Tensor module imports this one)."""
+
+    def __iter__(self):
+        return iter(_runtime_types())
+
+    def __bool__(self):
+        return True
+
+
+_RUNTIME_TYPES = _LazyTypes()
+
+
+def _type_name(t):
+    module = getattr(t, "__module__", "") or ""
+    return ("np." if module.startswith("numpy") else "") + t.__name__
 
 
 def describe_node(node):
