@@ -1021,12 +1021,11 @@ class Builder(ControlFlow, Closures, Aliasing):
             body = self.ops
         finally:
             self.ops = saved
+        prim = C.CustomBprop(cell, path, map_structure(lambda _: None, result), self)
         outs = [Var() for _ in leaves(result)]
-        it = iter(outs)
-        structured = map_structure(lambda _: next(it), result)
-        self.ops.append(Op(C.CustomBprop(cell, path), [canon(a) for a in args], outs, loc,
+        self.ops.append(Op(prim, [canon(a) for a in args], outs, loc,
                            regions=[Region((), body, tuple(leaves(result)))]))
-        return structured
+        return prim.nest(outs)
 
     def call_grad(self, gf, args, kwargs, loc):
         """Inline the adjoint program of ``gf`` applied to ``args`` (higher order).
@@ -1053,6 +1052,7 @@ class Builder(ControlFlow, Closures, Aliasing):
             hint = names[i] if i < len(names) else None
 
             def copy(v, hint=hint):
+                v = self.runtime_leaf(v)
                 if not isinstance(v, Var):
                     return v
                 c = self.emit(C.Copy(), [v], loc)
@@ -1075,6 +1075,7 @@ class Builder(ControlFlow, Closures, Aliasing):
             self.ops = saved
         which = gf._which_inputs()
         groups = [[v for v in leaves(a) if isinstance(v, Var)] for a in inner]
+        self.check_selected(gf, inner, loc)
         if which == "all":
             wrt_in = [v for g in groups for v in g]
         elif which == "first":
@@ -1152,6 +1153,32 @@ class Builder(ControlFlow, Closures, Aliasing):
     def in_library(self):
         """Whether the function being walked is s2sad's own (a rule, a functional form)."""
         return bool(self.frames) and _is_library(self.frames[-1][0].fn)
+
+    def runtime_leaf(self, v):
+        """``v`` as the gradient function called eagerly would see it.
+
+        An array or NumPy scalar known while compiling (a global, a value
+        computed from constants) is a differentiable argument of an eager
+        call, so it becomes a runtime input here too: the inner gradient is
+        then taken with respect to the same arguments as eagerly.
+        """
+        if isinstance(v, Const) and isinstance(v.value, (np.ndarray, np.generic)) \
+                and v.value.dtype.kind in "biufc":
+            return self.inputs.var_for(v.value, v.path)
+        return v
+
+    def check_selected(self, gf, inner, loc):
+        """``s2sad.grad``'s selected positions must be runtime values, as in eager calls."""
+        from ..ad.api import _SelectedGrad, _constant_position
+        if not isinstance(gf, _SelectedGrad) or not inner:
+            return
+        for p, a in zip(gf.positions, inner[0]):
+            if not any(isinstance(v, Var) for v in leaves(a)):
+                try:
+                    _constant_position(p, const_value(a) if is_const(a) else a)
+                except TypeError as e:
+                    # through s2sad.grad's wrapper: the user's call, not the wrapper's line
+                    raise CompileError(str(e), self.loc_override or loc)
 
     def evaluate(self, f, args, kwargs, loc):
         """Call ``f`` now, on the values of known arguments."""
