@@ -376,3 +376,26 @@ def test_dropped_closures_free_what_they_captured(mod):
     finally:
         tracemalloc.stop()
     assert grown < 4 * 2**20, grown
+
+
+def test_gradient_of_constants_inside_a_program_reads_parameters_at_run_time():
+    """A gradient function called on constants inside a differentiated function is
+    not evaluated while compiling: the Parameter it reads is read on every call."""
+    class Lin(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.w = Parameter(Tensor(np.array([0.5])), name="w")
+
+        def construct(self, x):
+            return (np.sin(self.w * x)).sum()
+
+    net = Lin()
+    gw = ops.GradOperation(get_by_list=True)(net, net.trainable_params())
+    one = np.float64(1.0)     # a NumPy scalar: a constant while compiling
+
+    def loss(x):
+        return (gw(one)[0] * x).sum()
+    g = s2sad.grad(loss)
+    for w in (0.5, 1.5):
+        net.w.set_data(Tensor(np.array([w])))
+        np.testing.assert_allclose(g(np.array([2.0])), [np.cos(w)], rtol=1e-12)

@@ -928,7 +928,7 @@ class Builder(ControlFlow, Closures, Aliasing):
             raise CompileError("calling a runtime value is not supported", loc)
         f = func.value
         from ..ops.composite import GradFunction
-        if isinstance(f, GradFunction) and not all(is_const(a) for a in args):
+        if isinstance(f, GradFunction):     # never evaluated now: it reads Parameters
             return self.call_grad(f, args, kwargs, loc)
         if isinstance(f, Primitive):
             if kwargs:
