@@ -110,9 +110,20 @@ def arctan_of(x, c):
     return np.sum(np.arctan2(c, -1.0) * x)
 
 
+class Double(nn.Cell):
+    def construct(self, x):
+        return x * 2.0
+
+
+class Square(nn.Cell):
+    def construct(self, x):
+        return x * x
+
+
 class Net(nn.Cell):
     def __init__(self):
         super().__init__()
+        self.sub = Double()
         self.scale = 2.0
         self.act = ops.Sin()
         self.cfg = {{"a": 2.0}}
@@ -121,7 +132,7 @@ class Net(nn.Cell):
         self.w = Parameter(Tensor(np.array([1.0, 2.0, 3.0])), name="w")
 
     def construct(self, x):
-        y = self.act(x * self.scale) * self.cfg["a"] * self.coefs[1]
+        y = self.act(self.sub(x) * self.scale) * self.cfg["a"] * self.coefs[1]
         return (self.fn(y) * self.w).sum()
 '''
 
@@ -245,7 +256,8 @@ def _cell_fd(net, x):
     lambda n: n.coefs.__setitem__(1, 0.5),
     lambda n: setattr(n, "fn", np.cos),
     lambda n: setattr(n, "w", Parameter(Tensor(np.array([4.0, -1.0, 0.5])), name="w")),
-], ids=["scalar", "primitive", "dict", "list", "function", "parameter"])
+    lambda n: setattr(n, "sub", sys.modules[type(n).__module__].Square()),
+], ids=["scalar", "primitive", "dict", "list", "function", "parameter", "sub-Cell"])
 def test_cell_attribute(mod, change):
     net = mod.Net()
     grad_fn = ops.GradOperation()(net)
