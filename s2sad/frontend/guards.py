@@ -37,22 +37,32 @@ class _Fn:
 FN = _Fn()
 
 
-class Globals:
-    """The origin of paths that start at a module's globals (held: modules live long)."""
+class Same:
+    """A key that matches only the very object it holds (not one equal to it)."""
 
-    __slots__ = ("dict",)
+    __slots__ = ("obj",)
 
-    def __init__(self, d):
-        self.dict = d
+    def __init__(self, obj):
+        self.obj = obj
 
     def __eq__(self, other):
-        return type(other) is Globals and other.dict is self.dict
+        return type(other) is type(self) and other.obj is self.obj
 
     def __hash__(self):
-        return id(self.dict)
+        return id(self.obj)
+
+
+class Globals(Same):
+    """The origin of paths that start at a module's globals (held: modules live long)."""
+
+    __slots__ = ()
+
+    @property
+    def dict(self):
+        return self.obj
 
     def __repr__(self):
-        return "Globals(%s)" % self.dict.get("__name__", "?")
+        return "Globals(%s)" % self.obj.get("__name__", "?")
 
 
 class Item:
@@ -263,6 +273,17 @@ def _reader(i, path, ns):
     return expr
 
 
+# one payload ``o``, compared with the value read: a missing attribute is False too
+_TESTS = {
+    "is": "({read} is {o})",
+    "eq": "({read} == {o})",
+    "code": "({read}.__code__ is {o})",
+    "func": "({read}.__func__.__code__ is {o})",
+    "type": "(type({read}) is {o})",
+    "deep": "(_deep({read}) == {o})",
+}
+
+
 def _test(i, path, kind, payload, ns):
     """The Python expression testing one guard (names it needs go into ``ns``)."""
     if kind == "absent":
@@ -281,25 +302,10 @@ def _test(i, path, kind, payload, ns):
         if t in (type(None), bool):
             return "(%s is v%d)" % (read, i)
         return "(type(%s) is t%d and v == v%d)" % (v, i, i)
-    if kind == "is":
-        ns["o%d" % i] = payload
-        return "(%s is o%d)" % (read, i)
-    if kind == "eq":
-        ns["o%d" % i] = payload
-        return "(%s == o%d)" % (read, i)
-    if kind == "code":
-        ns["c%d" % i] = payload
-        return "(%s.__code__ is c%d)" % (read, i)     # no such attribute: False
-    if kind == "func":
-        ns["c%d" % i] = payload
-        return "(%s.__func__.__code__ is c%d)" % (read, i)
-    if kind == "type":
-        ns["t%d" % i] = payload
-        return "(type(%s) is t%d)" % (read, i)
     if kind == "prim":
         ns["t%d" % i], ns["v%d" % i] = payload
         return "(type(%s) is t%d and v.key() == v%d)" % (v, i, i)
-    if kind == "deep":
-        ns["v%d" % i] = payload
-        return "(_deep(%s) == v%d)" % (read, i)
+    ns["o%d" % i] = payload
+    if kind in _TESTS:
+        return _TESTS[kind].format(read=read, o="o%d" % i)
     raise ValueError("unknown guard kind %r" % kind)

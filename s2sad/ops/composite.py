@@ -6,7 +6,7 @@ import numpy as np
 from ..ad import grad as G
 from ..tensor import Tensor, _wrap as _tensor_of
 from ..frontend import resolve
-from ..frontend.guards import FN
+from ..frontend.guards import FN, Same
 
 
 def _check_bool(name, value):
@@ -183,7 +183,7 @@ def _fn_key(fn, depth=0):
     code = getattr(fn, "__code__", None)
     if code is None or depth > 4:
         return fn
-    code = _Same(code)      # code objects of identical functions in two files compare equal
+    code = Same(code)       # code objects of identical functions in two files compare equal
     inner = []
     for cell in getattr(fn, "__closure__", None) or ():
         try:
@@ -193,21 +193,6 @@ def _fn_key(fn, depth=0):
         if isinstance(value, GradFunction) or callable(value) and hasattr(value, "__code__"):
             inner.append(_fn_key(value, depth + 1))
     return (code, tuple(inner)) if inner else code
-
-
-class _Same:
-    """A key that matches only the very object it holds."""
-
-    __slots__ = ("obj",)
-
-    def __init__(self, obj):
-        self.obj = obj
-
-    def __eq__(self, other):
-        return type(other) is _Same and other.obj is self.obj
-
-    def __hash__(self):
-        return id(self.obj)
 
 
 def _as_function(grad_fn):
