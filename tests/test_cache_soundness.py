@@ -411,3 +411,16 @@ def test_gradient_of_constants_inside_a_program_reads_parameters_at_run_time():
     for w in (0.5, 1.5):
         net.w.set_data(Tensor(np.array([w])))
         np.testing.assert_allclose(g(np.array([2.0])), [np.cos(w)], rtol=1e-12)
+
+
+def test_closure_of_a_function_differentiated_inside_a_program(mod):
+    """``grad(f)`` called inside a differentiated program: what ``f`` captured is guarded."""
+    f, bump = mod.make_counter()
+    df = s2sad.grad(f)
+
+    def outer(x):
+        return np.sum(df(x) * x)
+    g = s2sad.grad(outer)
+    for k in (1.0, -2.5):
+        bump(k)
+        np.testing.assert_allclose(g(X), numeric_grad(outer, (X,), 0), rtol=1e-6, atol=1e-8)

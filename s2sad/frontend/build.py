@@ -929,7 +929,7 @@ class Builder(ControlFlow, Closures, Aliasing):
         f = func.value
         from ..ops.composite import GradFunction
         if isinstance(f, GradFunction):     # never evaluated now: it reads Parameters
-            return self.call_grad(f, args, kwargs, loc)
+            return self.call_grad(f, args, kwargs, loc, func.path)
         if isinstance(f, Primitive):
             if kwargs:
                 raise CompileError("primitive %s takes positional inputs only" % f.name, loc)
@@ -1027,13 +1027,14 @@ class Builder(ControlFlow, Closures, Aliasing):
                            regions=[Region((), body, tuple(leaves(result)))]))
         return prim.nest(outs)
 
-    def call_grad(self, gf, args, kwargs, loc):
+    def call_grad(self, gf, args, kwargs, loc, gf_path=None):
         """Inline the adjoint program of ``gf`` applied to ``args`` (higher order).
 
         The callee is traced into its own op list with fresh parameters (bound
         to the arguments by ``Copy``), differentiated by reverse mode, and the
         resulting forward-and-backward ops are spliced in here, where the
-        outer derivative sees primitives only.
+        outer derivative sees primitives only.  ``gf_path`` is where ``gf`` was
+        read from: what its function captured is guarded through it.
         """
         from ..ad.reverse import reverse
         if kwargs:
@@ -1069,7 +1070,7 @@ class Builder(ControlFlow, Closures, Aliasing):
                 result = self.call_custom_bprop(gf.root, path, inner, {}, loc)
             else:
                 result = self.call_function(gf.fn, inner, loc=loc, self_value=self_value,
-                                            outline=False)
+                                            outline=False, path=_step(gf_path, "fn"))
             body = self.ops
         finally:
             self.ops = saved
