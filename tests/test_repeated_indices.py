@@ -114,7 +114,21 @@ def set_distinct(x, v):
     return np.sum(np.sin(y) * C)
 
 
-CASES = [set_repeat, add_repeat, set_negative, add_negative, set_2d, add_2d, set_int_array,
+def set_repeat_in_loop(x, v):
+    y = np.reshape(x, (2, 2)) * 1.0
+    for i in range(2):                       # a runtime loop: [i, i] is built at run time
+        y[[i, i], 1] = v * y[i, [0, 0]]
+    return np.sum(np.sin(y) * C22)
+
+
+def add_repeat_in_loop(x, v):
+    y = np.reshape(x, (2, 2)) * 1.0
+    for i in range(2):
+        y[i, [1, 1]] += v
+    return np.sum(np.sin(y) * C22)
+
+
+CASES = [set_repeat_in_loop, add_repeat_in_loop, set_repeat, add_repeat, set_negative, add_negative, set_2d, add_2d, set_int_array,
          add_int_array, set_scalar_repeat, set_rows_repeat, set_mask, add_mask, set_step,
          add_negative_step, set_distinct]
 

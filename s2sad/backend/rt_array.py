@@ -335,20 +335,25 @@ def array_setitem_value_grad(dout, index):
 
 
 def _has_int_array(index):
-    """Whether the NumPy ``index`` holds an integer array (or a list, which NumPy reads as one).
+    """Whether the NumPy ``index`` holds an integer array.
 
-    Exact type tests first: this runs on every backward pass of an item
-    assignment, and slices and ints must stay as cheap as indexing itself.
+    NumPy reads a list, and a tuple inside the index tuple (generated code
+    writes ``y[[i, i], 1]`` with a runtime ``i`` as ``y[(i, i), 1]``), as an
+    array.  Exact type tests first: this runs on every backward pass of an
+    item assignment, and slices and ints must stay as cheap as indexing itself.
     """
     t = type(index)
     if t is tuple:
         for part in index:
-            if (type(part) is list or type(part) is np.ndarray) and _has_int_array(part):
+            p = type(part)
+            if (p is list or p is tuple or p is np.ndarray) and _int_array_like(part):
                 return True
         return False
-    if t is np.ndarray:
-        return index.dtype.kind in "iu"
-    return t is list and np.asarray(index).dtype.kind in "iu"
+    return (t is list or t is np.ndarray) and _int_array_like(index)
+
+
+def _int_array_like(part):
+    return np.asarray(part).dtype.kind in "iu"
 
 
 def array_repeat_grad(dout, x, repeats, axis):
