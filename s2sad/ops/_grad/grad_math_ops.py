@@ -1,4 +1,6 @@
 """bprop and JVP rules for math primitives (elementwise, reductions, linear algebra)."""
+import math
+
 from ..operations import math_ops as M
 from ..operations import array_ops as A
 from .grad_base import bprop_getters, jvp_getters
@@ -511,7 +513,7 @@ def get_jvp_maximum_minimum(self):
     return jvp
 
 
-_LN2 = 0.6931471805599453
+_LN2 = math.log(2.0)
 
 
 def log_add_shares(x, y, out, ln_base):
