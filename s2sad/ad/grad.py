@@ -594,7 +594,9 @@ class RecompileWarning(UserWarning):
 def _leaf_specs(hints, specs):
     """``(name, spec)`` of each argument leaf, names from the parameters' hints."""
     out = []
-    for h, s in zip(hints or (), specs or ()):
+    hints = list(hints or ())
+    hints += ["sens"] * (len(specs or ()) - len(hints))     # a sens follows the inputs
+    for h, s in zip(hints, specs or ()):
         _leaves_into(out, h, s)
     return out
 

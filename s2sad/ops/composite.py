@@ -322,9 +322,11 @@ class GradFunction:
                 entry = G.cache.get(key, self.root, self.fn)
                 if entry is None:
                     entry = self._compile(inputs, sens, specs, sens_spec, paths, which)
-                    # recompiles are counted per function object (a factory's closures differ)
-                    G.cache.put(key, entry, specs, family=(id(self.fn),) + key[1:2] + key[4:],
-                                fn=self.fn)
+                    # recompiles are counted per function object and flags (a factory's
+                    # closures, another GradOperation, are other functions)
+                    family = (id(self.fn), self.grad_op.sens_param) + key[1:2] + key[4:]
+                    named = specs + (sens_spec,) if self.grad_op.sens_param else specs
+                    G.cache.put(key, entry, named, family=family, fn=self.fn)
         return entry, specs
 
     def _compile(self, inputs, sens, specs, sens_spec, paths, which):
