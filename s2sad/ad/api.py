@@ -574,7 +574,8 @@ def _jvp_compiled(fn, inputs, v=None):
             entry = _jvp_cache.get(key, root, py_fn)
             if entry is None:
                 entry = G.compile_jvp(py_fn, root, inputs, specs)
-                _jvp_cache.put(key, entry, specs, family=(id(py_fn), key[1]), fn=py_fn)
+                _jvp_cache.put(key, entry, specs, family=(id(py_fn), key[1]), fn=py_fn,
+                               root=root)
     return entry, root, specs
 
 

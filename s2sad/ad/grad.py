@@ -287,7 +287,7 @@ def _finish(ir, t, header, **kw):
         source = gen.function(ir, header=title)
     callable_ = compile_source(source, ir.name, gen.consts.namespace(), gen.where)
     return Compiled(forward=t.forward, grad_ir=ir, source=source, fn=callable_,
-                    check=t.builder.guards.compile(), n_guards=len(t.builder.guards),
+                    check=t.builder.guards.compile(), guards=t.builder.guards,
                     inputs=t.builder.inputs, result_structure=t.result, info=t.info,
                     hints=t.hints, display=t.display, **kw)
 
@@ -482,18 +482,21 @@ class GradCache:
                     return entry
         return None
 
-    def put(self, key, entry, specs=None, family=None, fn=None):
+    def put(self, key, entry, specs=None, family=None, fn=None, root=None):
         """Keep ``entry``; ``family`` is what stays the same across recompiles of one
         function ``fn`` (``key`` less the argument structure), for the recompile
-        warning."""
+        warning, which also says what the entries already there for ``key`` no
+        longer match (read from ``root`` and ``fn``)."""
         with self._lock:
+            stale = [g for e in self._entries.get(key, ())
+                     for g in e.guards.failing(root, fn)][:3]
             self._entries.setdefault(key, []).append(entry)
             self._entries.move_to_end(key)
             self._count += 1
             while self._count > max(MAX_ENTRIES, 1):
                 self._drop_oldest()
             _note_compile(self, key[0] if family is None else family, entry, specs,
-                          _weak(fn))
+                          _weak(fn), stale)
 
     def _drop_oldest(self):
         key, entries = next(iter(self._entries.items()))
@@ -525,7 +528,7 @@ class GradCache:
         return self._count
 
 
-def _note_compile(cache, fn_key, entry, specs, function_ref=None):
+def _note_compile(cache, fn_key, entry, specs, function_ref=None, stale=()):
     """Log a compile when asked (``S2SAD_LOG_COMPILES=1``); warn when one function recompiles often.
 
     The warning names the arguments whose kind or Python value changed
@@ -546,7 +549,7 @@ def _note_compile(cache, fn_key, entry, specs, function_ref=None):
         why = "first compile" if last is None else (
             "argument%s %s changed" % ("s" if len(changed) > 1 else "",
                                        ", ".join(repr(n) for n in changed))
-            if changed else "a global, closure variable or attribute it read changed")
+            if changed else _what_changed(stale))
         print("s2sad: compiling the %s of %s (%s), compile #%d: %s"
               % (cache.what, display, where, count, why), file=sys.stderr)
     if count >= RECOMPILE_WARNING and not warned:
@@ -557,8 +560,7 @@ def _note_compile(cache, fn_key, entry, specs, function_ref=None):
                    "it in s2sad.mutable(...) to make it a runtime value"
                    % ("s" if len(changed) > 1 else "", ", ".join(repr(n) for n in changed)))
         else:
-            why = ("something it reads while compiling (a global, a closure variable, an "
-                   "attribute or a default) changed between calls")
+            why = _what_changed(stale) + " between calls"
         warnings.warn("s2sad: the %s of %s (%s) has been compiled %d times: %s. Set "
                       "S2SAD_LOG_COMPILES=1 to see each compile." % (cache.what, display, where,
                                                                      count, why),
@@ -578,6 +580,13 @@ def _user_stacklevel():
                                  or frame.f_code.co_filename.startswith("<s2sad")):
         frame, level = frame.f_back, level + 1
     return level
+
+
+def _what_changed(stale):
+    if stale:
+        return "changed: %s" % ", ".join(stale)
+    return "something it read while compiling (a global, a closure variable, an attribute " \
+        "or a default) changed"
 
 
 def _weak(obj):

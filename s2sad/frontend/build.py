@@ -541,7 +541,8 @@ class Builder(ControlFlow, Closures, Aliasing):
             v = items.value
             if isinstance(v, (range, tuple, list)) or hasattr(v, "__iter__") and not isinstance(
                     v, (np.ndarray, str, dict)) and not _is_tensor(v):
-                return [self.lift(x, resolve.child_path(items, i)) for i, x in enumerate(v)]
+                return [self.lift(x, resolve.child_path(items, i, item=True))
+                        for i, x in enumerate(v)]
         return None
 
     # ------------------------------------------------------------ assignment
@@ -579,7 +580,8 @@ class Builder(ControlFlow, Closures, Aliasing):
         if isinstance(value, tuple):
             elems = list(value)
         elif isinstance(value, Const) and isinstance(value.value, (tuple, list)):
-            elems = [self.lift(x, resolve.child_path(value, i)) for i, x in enumerate(value.value)]
+            elems = [self.lift(x, resolve.child_path(value, i, item=True))
+                     for i, x in enumerate(value.value)]
         else:
             raise CompileError("cannot unpack a runtime value into several names; "
                                "unpack tuples whose length is known while compiling", loc)
@@ -848,7 +850,7 @@ class Builder(ControlFlow, Closures, Aliasing):
             except Exception as e:
                 raise CompileError("%s: %s" % (type(e).__name__, e), loc)
             i = const_value(index)
-            return self.lift(value, resolve.child_path(base, i))
+            return self.lift(value, resolve.child_path(base, i, item=True))
         if isinstance(base, Var):
             return self.emit(A.GetItem(), [base, index], loc)
         if isinstance(base, Const):

@@ -100,12 +100,13 @@ def stable(value):
     return name.split(".")[0] in STABLE_MODULES
 
 
-def child(const, step):
-    """The path of ``const.<step>`` / ``const[step]``, or ``None`` when unguarded."""
+def child(const, step, item=False):
+    """The path of ``const.<step>`` (``const[step]`` with ``item``), or ``None`` when
+    unguarded: ``const`` has no path, or is a library module."""
     path = const.path
     if path is None or stable(const.value):
         return None
-    if not isinstance(step, (str, int)) or isinstance(step, bool):
+    if item and (type(step) is not int):
         try:
             hash(step)
         except TypeError:
@@ -131,6 +132,29 @@ def read_path(root, path, fn=None):
         else:
             value = value[step]
     return value
+
+
+def describe(path):
+    """A path as the user would write it: ``self.cfg['a']``, ``SCALE``, ``f.<closure k>``."""
+    steps = list(path)
+    if steps and steps[0] is FN:
+        text, steps = "the function", steps[1:]
+    elif steps and type(steps[0]) is Globals:
+        text, steps = "%s." % steps[0].obj.get("__name__", "?"), steps[1:]
+        if steps and type(steps[0]) is Item:
+            text, steps = text + str(steps[0].key), steps[1:]
+    else:
+        text = "self"
+    i = 0
+    while i < len(steps):
+        step = steps[i]
+        if step == "__closure__" and i + 2 < len(steps) and steps[i + 2] == "cell_contents":
+            text += "'s closure variable #%d" % steps[i + 1]
+            i += 3
+            continue
+        text += ("." + step) if type(step) is str else "[%r]" % getattr(step, "key", step)
+        i += 1
+    return text
 
 
 # ------------------------------------------------------------------- keys
@@ -231,6 +255,16 @@ class GuardSet:
 
     def __len__(self):
         return len(self.checks)
+
+    def failing(self, root, fn):
+        """What no longer holds, each as ``describe(path)`` (for the recompile log)."""
+        out = []
+        for path, check in self.checks.items():
+            one = GuardSet()
+            one.checks[path] = check
+            if not one.compile()(root, fn):
+                out.append(describe(path))
+        return out
 
     def compile(self):
         """One function ``check(root, fn) -> bool`` testing every guard."""

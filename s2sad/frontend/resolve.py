@@ -32,10 +32,10 @@ def closure_vars(fn):
     return out
 
 
-def child_path(const, name):
-    """The path of ``const.<name>`` (or ``const[name]``), if ``const`` has one."""
+def child_path(const, name, item=False):
+    """The path of ``const.<name>`` (``const[name]`` with ``item``), if ``const`` has one."""
     from .guards import child
-    return child(const, name)
+    return child(const, name, item)
 
 
 _SCALAR_TYPES = frozenset((type(None), bool, int, float, complex, str, bytes))

@@ -326,7 +326,7 @@ class GradFunction:
                     # closures, another GradOperation, are other functions)
                     family = (id(self.fn), self.grad_op.sens_param) + key[1:2] + key[4:]
                     named = specs + (sens_spec,) if self.grad_op.sens_param else specs
-                    G.cache.put(key, entry, named, family=family, fn=self.fn)
+                    G.cache.put(key, entry, named, family=family, fn=self.fn, root=self.root)
         return entry, specs
 
     def _compile(self, inputs, sens, specs, sens_spec, paths, which):
