@@ -25,7 +25,8 @@ import numpy as np
 from . import grad as G
 from ..backend.runtime import constexpr
 from ..nn.cell import Cell
-from ..ops.composite import GradOperation, GradFunction, _PackedFastPath
+from ..ops.composite import (GradOperation, GradFunction, UnfitInput, _PackedFastPath,
+                             name_input, refuse_complex)
 
 
 # ------------------------------------------------------------------ helpers
@@ -358,13 +359,24 @@ class _SelectedGrad(GradFunction):
     check, which names the position of an input that cannot get a gradient.
     """
 
-    def __init__(self, packed, weights, grad_op, positions):
+    def __init__(self, packed, weights, grad_op, positions, user_names=None):
         GradFunction.__init__(self, packed, weights, grad_op)
         self.positions = positions
+        self.user_names = user_names
         self._layout_specs = {}
         self._fast_packed = None
 
     def __call__(self, sel, *rest):
+        try:
+            return self._call_selected(sel, rest)
+        except UnfitInput as err:
+            sens = rest[-1] if self.grad_op.sens_param and rest else None
+            raise name_input(err, sel, self.param_names(), self.positions, sens) from None
+
+    def param_names(self):
+        return self.user_names
+
+    def _call_selected(self, sel, rest):
         fast = self._fast_packed
         if fast is not None and fast.matches(self, sel, rest):
             return fast.run(self, sel, rest[0])
@@ -373,7 +385,7 @@ class _SelectedGrad(GradFunction):
             if not G.has_runtime_leaves(spec):
                 _constant_position(p, a)
         if self.grad_op.sens_param or len(rest) != 2:
-            return GradFunction.__call__(self, sel, *rest)
+            return self._run((sel,) + rest)
         others, layout = rest
         # the layout is (bool, int) pairs from _arrangement: its spec depends on its value only
         layout_spec = self._layout_specs.get(layout)
@@ -385,6 +397,17 @@ class _SelectedGrad(GradFunction):
         return result
 
 
+def _user_param_names(fn):
+    """The positional parameter names of the user's ``fn`` (a function, Cell or method)."""
+    py_fn, root = _target(fn)
+    try:
+        params = list(inspect.signature(py_fn).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    names = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return names[1:] if root is not None else names
+
+
 def _constant_position(p, a):
     raise TypeError(
         "grad_position %d refers to a %s, which s2sad treats as a constant (no "
@@ -392,10 +415,11 @@ def _constant_position(p, a):
         "s2sad.mutable(...)" % (p, type(a).__name__))
 
 
-def _selected_grad_function(packed, weights, positions, mode, sens_param=False):
+def _selected_grad_function(fn, has_aux, weights, positions, mode, sens_param=False):
     op = GradOperation(get_all=(mode == "both"), get_by_list=(mode != "inputs"),
                        sens_param=sens_param)
-    return _SelectedGrad(packed, weights if mode != "inputs" else None, op, positions)
+    return _SelectedGrad(_packed(fn, has_aux), weights if mode != "inputs" else None, op,
+                         positions, _user_param_names(fn))
 
 
 def _mode(positions, weights):
@@ -486,7 +510,7 @@ def _make_grad(fn, positions, single, weights, has_aux, with_value):
     if not callable(fn):
         raise TypeError("'fn' must be a function or a Cell, but got %s" % type(fn).__name__)
     mode = _mode(positions, weights)
-    gf = _selected_grad_function(_packed(fn, has_aux), weights, positions, mode)
+    gf = _selected_grad_function(fn, has_aux, weights, positions, mode)
     aux_outputs = _aux_outputs["value_and_grad" if with_value else "grad"]
 
     if with_value:
@@ -579,10 +603,33 @@ def _jvp_compiled(fn, inputs, v=None):
 
 
 def _jvp_raw(fn, inputs, v):
+    _refuse_complex_inputs(fn, inputs, "jvp")
+    _refuse_complex_inputs(fn, v, "jvp", "the tangent")
     entry, root, specs = _jvp_compiled(fn, inputs, v)
+    tangents = []
+    for i, (a, t, s) in enumerate(zip(inputs, v, specs)):
+        flat_t = G.flatten_runtime([t], [s])
+        for x, dx in zip(G.flatten_runtime([a], [s]), flat_t):
+            if np.shape(dx) != np.shape(x):
+                raise ValueError("For 'jvp', each tangent in 'v' must have the shape of its "
+                                 "input, but the tangent at position %d has shape %s and the "
+                                 "input has shape %s" % (i, list(np.shape(dx)),
+                                                         list(np.shape(x))))
+        tangents.extend(flat_t)
     flat = G.flatten_runtime(inputs, specs)
-    tangents = G.flatten_runtime(v, specs)
     return entry.fn(*flat, *entry.inputs.read(root), *tangents)
+
+
+def _refuse_complex_inputs(fn, values, api, what=None):
+    """A TypeError naming the argument when one of ``values`` holds a complex leaf."""
+    try:
+        refuse_complex(values)
+    except UnfitInput as err:
+        named = name_input(err, values, None if what else _user_param_names(fn))
+        message = str(named)
+        if what:
+            message = message.replace("the input at position", what + " at position", 1)
+        raise TypeError("For '%s', %s" % (api, message)) from None
 
 
 def jvp(fn, inputs, v, has_aux=False):
@@ -715,6 +762,7 @@ def jacfwd(fn, grad_position=0, has_aux=False):
     def jacfwd_fn(*args):
         from ..tensor import Tensor
         _check_jac_args(args, positions, "jacfwd")
+        _refuse_complex_inputs(fn, args, "jacfwd")
         entry, root, specs = _jvp_compiled(fn, args)
         flat = G.flatten_runtime(args, specs)
         extra = entry.inputs.read(root)
@@ -776,8 +824,7 @@ def jacrev(fn, grad_position=0, has_aux=False):
     """
     _check_has_aux(has_aux)
     positions, single = _normalize_positions(grad_position, "jacrev")
-    gf = _selected_grad_function(_packed(fn, has_aux), None, positions, "inputs",
-                                 sens_param=True)
+    gf = _selected_grad_function(fn, has_aux, None, positions, "inputs", sens_param=True)
 
     def jacrev_fn(*args):
         from ..tensor import Tensor

@@ -98,24 +98,120 @@ def _search(obj, param, path, seen):
 
 
 def _wrap_like(grad, like):
-    """Give a gradient the type and dtype of the input it belongs to."""
+    """Give a gradient the type and dtype of the input it belongs to.
+
+    A cast that would change a value (a fractional gradient of an integer
+    input, a complex input) raises ``UnfitInput`` instead.
+    """
     if isinstance(like, Tensor):
-        g = np.asarray(grad)
-        if g.dtype != like._data.dtype:
-            g = g.astype(like._data.dtype)
-        return _tensor_of(g)        # the array as it is: Tensor(g) would convert it again
+        return _tensor_of(_cast_exact(grad, like._data.dtype, like))
     if isinstance(like, np.ndarray):
-        g = np.asarray(grad)
-        return g.astype(like.dtype) if g.dtype != like.dtype else g
+        return _cast_exact(grad, like.dtype, like)
     if isinstance(like, np.generic):
-        return type(like)(grad)
+        return type(like)(_cast_exact(grad, like.dtype, like))
     if isinstance(like, G.Mutable):
         inner = like.value
         if isinstance(inner, (tuple, list)):
             return grad
-        return _wrap_like(grad, inner) if isinstance(inner, (Tensor, np.ndarray, np.generic)) \
-            else type(inner)(grad) if isinstance(inner, (int, float)) else grad
+        if isinstance(inner, (Tensor, np.ndarray, np.generic)):
+            return _wrap_like(grad, inner)
+        if isinstance(inner, (bool, int, float, complex)):
+            return type(inner)(_cast_exact(grad, np.dtype(type(inner)), inner))
     return grad
+
+
+class UnfitInput(TypeError):
+    """An input whose gradient s2sad cannot return exactly in its own dtype.
+
+    Raised where a gradient meets its input, which knows the value but not
+    the argument; the public call that received ``like`` re-raises it as a
+    ``TypeError`` naming the argument (``name_input``).
+    """
+
+    def __init__(self, like, problem):
+        super().__init__(problem % "an input")
+        self.like = like
+        self.problem = problem
+
+
+_COMPLEX = ("%s is complex (%s): s2sad does not differentiate complex values yet; "
+            "pass the real and imaginary parts as two real inputs")
+
+
+def _cast_exact(grad, dtype, like):
+    """``grad`` as ``dtype``, unless the cast would change a value.
+
+    A float gradient of an integer or bool input is kept when every element
+    survives the cast unchanged (``x * y`` on integers: exact integers);
+    otherwise returning it in the input's dtype would truncate it silently.
+    """
+    g = np.asarray(grad)
+    if dtype.kind == "c" or g.dtype.kind == "c":
+        raise UnfitInput(like, _COMPLEX % ("%s", dtype if dtype.kind == "c" else g.dtype))
+    if g.dtype == dtype:
+        return g
+    out = g.astype(dtype)
+    if dtype.kind in "iub" and not np.array_equal(out, g):
+        raise UnfitInput(like, _truncation_message(g, dtype))
+    return out
+
+
+def _truncation_message(g, dtype):
+    bad = g[np.asarray(g.astype(dtype) != g)] if g.ndim else g
+    example = np.ravel(bad)[0] if np.size(bad) else g
+    return ("the gradient of %%s is not exact in its dtype %s (it has the value %r, which "
+            "%s would change): s2sad will not truncate a gradient. Pass that input as "
+            "floating point (for example x.astype(np.float64)) to get its gradient"
+            % (dtype, float(example), dtype))
+
+
+def refuse_complex(values, in_mutable=False):
+    """Raise ``UnfitInput`` if a runtime leaf of ``values`` is complex.
+
+    Checked on the general path of each call (compiled code does not depend
+    on dtypes); a Python ``complex`` is a constant unless wrapped in ``mutable``.
+    """
+    for v in values:
+        data = getattr(v, "_data", v)
+        if isinstance(data, G.Mutable):
+            refuse_complex([data.value], True)
+        elif isinstance(data, (tuple, list)):
+            refuse_complex(data, in_mutable)
+        elif isinstance(data, (np.ndarray, np.generic)) and data.dtype.kind == "c" \
+                or in_mutable and isinstance(data, complex):
+            raise UnfitInput(v, _COMPLEX % ("%s", np.asarray(data).dtype))
+
+
+def name_input(err, args, names=None, positions=None, sens=None):
+    """``err`` (an ``UnfitInput``) as a TypeError naming the argument ``err.like`` is in.
+
+    ``positions[i]`` is the user's position of ``args[i]`` (default ``i``) and
+    ``names`` the parameter names by position; ``sens`` the sens argument.
+    """
+    from ..tensor import Parameter
+    if isinstance(err.like, Parameter):
+        what = "Parameter '%s'" % err.like.name
+    else:
+        what = "an input"
+        for i, a in enumerate(args):
+            if _contains(a, err.like):
+                p = positions[i] if positions is not None else i
+                name = names[p] if names is not None and p < len(names) else None
+                what = "the input at position %d%s" % (p, " ('%s')" % name if name else "")
+                break
+    if sens is not None and _contains(sens, err.like):
+        what = "the sens (the last argument)"
+    return TypeError(err.problem % what)
+
+
+def _contains(value, item):
+    if value is item:
+        return True
+    if isinstance(value, G.Mutable):
+        return _contains(value.value, item)
+    if isinstance(value, (tuple, list)):
+        return any(_contains(v, item) for v in value)
+    return False
 
 
 def _check_grad_shape(grad, like, what):
@@ -316,6 +412,13 @@ class GradFunction:
         return paths
 
     def __call__(self, *args):
+        try:
+            return self._run(args)
+        except UnfitInput as err:
+            sens = args[-1] if self.grad_op.sens_param and args else None
+            raise name_input(err, args, self.param_names(), sens=sens) from None
+
+    def _run(self, args):
         fast = self._fast
         if fast is not None and fast.matches(self, args):
             return fast.run(self, args)
@@ -324,6 +427,17 @@ class GradFunction:
         self._fast = _FastPath.make(self, args)
         return result
 
+    def param_names(self):
+        """The differentiated function's positional parameter names (for messages)."""
+        names = getattr(self.fn, "__s2sad_params__", None)
+        if names is None:
+            try:
+                names = list(inspect.signature(self.fn).parameters)
+            except (TypeError, ValueError):
+                return None
+            names = names[1:] if self.root is not None else names
+        return names
+
     def _call(self, inputs, sens, specs=None):
         """Compile if needed, run the adjoint, shape the gradients (``specs`` if known)."""
         sens_spec = None
@@ -331,6 +445,9 @@ class GradFunction:
             specs = tuple(map(G.arg_spec, inputs))
         if self.grad_op.sens_param:
             sens_spec = G.arg_spec(sens)
+        refuse_complex(inputs)
+        if sens is not None:
+            refuse_complex([sens])
         entry, specs = self._compiled(inputs, sens, specs, sens_spec)
         self.last = entry
         # plain arrays (the common case) are their own runtime leaves: nothing to walk
@@ -481,13 +598,16 @@ def _grad_like(g, like):
     if type(like) is _ndarray:
         return _array_grad(g, like)
     data = like._data
-    if type(g) is _ndarray and g.shape == data.shape and g.dtype == data.dtype:
+    if type(g) is _ndarray and g.shape == data.shape and g.dtype == data.dtype \
+            and g.dtype.kind != "c":
         return _tensor_of(g)
     return _wrap_like(_check_grad_shape(g, like, "an input"), like)
 
 
 def _array_grad(g, like):
-    """The gradient of the array ``like``: ``g`` itself when it already matches."""
-    if type(g) is _ndarray and g.shape == like.shape and g.dtype == like.dtype:
+    """The gradient of the array ``like``: ``g`` itself when it already matches
+    (and is not complex, which ``_wrap_like`` refuses)."""
+    if type(g) is _ndarray and g.shape == like.shape and g.dtype == like.dtype \
+            and g.dtype.kind != "c":
         return g
     return _wrap_like(_check_grad_shape(g, like, "an input"), like)
