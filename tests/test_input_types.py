@@ -225,3 +225,96 @@ def test_sens_of_the_wrong_shape():
     with pytest.raises(ValueError, match="the shape of sens \\(\\[2\\]\\) must be the same as "
                                          "the shape of the output \\(\\[3\\]\\)"):
         ops.GradOperation(sens_param=True)(square)(np.ones(3), np.ones(2))
+
+
+# ------------------------------------------------ Python numbers and lists
+class AddNet(nn.Cell):
+    def construct(self, x, y):
+        return x + y
+
+
+def weighted(xs, y):
+    """sum(2 xs[0] + 3 xs[1]) * y: the gradients of xs and y differ everywhere."""
+    return np.sum((xs[0] * 2.0 + xs[1] * 3.0) * y)
+
+
+def weighted_swapped(y, xs):
+    return weighted(xs, y)
+
+
+def k_times_y(k, y):
+    return np.sum(y * k + y * y)
+
+
+XS = [np.array([1.0, -2.0]), np.array([0.5, 4.0])]
+YV = np.array([3.0, -1.5])
+
+
+def test_python_numbers_are_constants_with_a_warning():
+    # MindSpore: grad(Net())(1, 2) == () for Python numbers
+    with pytest.warns(UserWarning, match="every gradient asked for is of a constant.*"
+                                         "position 0 \\('x'\\).*s2sad.mutable"):
+        assert s2sad.grad(AddNet())(1, 2) == ()
+    with pytest.warns(UserWarning, match="position 0 \\('x'\\), the input at position 1"):
+        assert ops.GradOperation()(AddNet())(1, 2) == ()
+    with pytest.warns(UserWarning, match="every gradient asked for is of a constant"):
+        assert ops.GradOperation(get_all=True)(AddNet())(3, 4) == ()
+    with pytest.warns(UserWarning, match="every gradient asked for is of a constant"):
+        assert s2sad.value_and_grad(AddNet(), (0, 1))(1, 2) == (3, ())
+
+
+def test_constant_warning_points_at_the_callers_line_once():
+    gf = ops.GradOperation()(AddNet())
+    with pytest.warns(UserWarning) as record:
+        gf(1.0, 2.0)
+        gf(1.0, 2.0)
+    assert len(record) == 1
+    assert record[0].filename == __file__
+
+
+def test_mutable_numbers_get_gradients():
+    g = ops.GradOperation(get_all=True)(AddNet())(s2sad.mutable(1.0), s2sad.mutable(2.0))
+    assert g == (1.0, 1.0)
+
+
+def test_constant_first_input_never_returns_another_inputs_gradient():
+    with pytest.raises(TypeError, match="the input at position 0 \\('k'\\) is a float.*"
+                                        "get_all=True"):
+        ops.GradOperation()(k_times_y)(2.5, YV)
+    with pytest.raises(TypeError, match="position 0 \\('xs'\\) is a list"):
+        ops.GradOperation()(weighted)([1.0, 2.0], YV)
+    with pytest.raises(TypeError, match="grad_position 0 refers to a list"):
+        s2sad.grad(weighted, (0, 1))([1.0, 2.0], YV)
+    # get_all leaves constants out (MindSpore): only y's gradient, closed form 2y + k
+    (gy,) = ops.GradOperation(get_all=True)(k_times_y)(2.5, YV)
+    np.testing.assert_allclose(gy, 2 * YV + 2.5, rtol=1e-15)
+
+
+def _fd_weighted():
+    dxs = [numeric_grad(lambda a: weighted([a, XS[1]], YV), (XS[0],), 0),
+           numeric_grad(lambda b: weighted([XS[0], b], YV), (XS[1],), 0)]
+    dy = numeric_grad(lambda y: weighted(XS, y), (YV,), 0)
+    return dxs, dy
+
+
+def test_list_of_arrays_is_differentiated_like_a_tuple():
+    dxs, dy = _fd_weighted()
+    (gx0, gx1), gy = ops.GradOperation(get_all=True)(weighted)(XS, YV)
+    for g, want in ((gx0, dxs[0]), (gx1, dxs[1]), (gy, dy)):
+        np.testing.assert_allclose(g, want, rtol=1e-6, atol=1e-8)
+    gx0, gx1 = ops.GradOperation()(weighted)(XS, YV)
+    np.testing.assert_allclose(gx0, dxs[0], rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(gx1, dxs[1], rtol=1e-6, atol=1e-8)
+
+
+def test_list_positions_map_exactly():
+    dxs, dy = _fd_weighted()
+    np.testing.assert_allclose(s2sad.grad(weighted, 1)(XS, YV), dy, rtol=1e-6, atol=1e-8)
+    gxs = s2sad.grad(weighted, 0)(XS, YV)
+    assert len(gxs) == 2
+    np.testing.assert_allclose(gxs[1], dxs[1], rtol=1e-6, atol=1e-8)
+    gy, gxs = s2sad.grad(weighted_swapped, (0, 1))(YV, XS)
+    np.testing.assert_allclose(gy, dy, rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(gxs[0], dxs[0], rtol=1e-6, atol=1e-8)
+    (g,) = s2sad.vjp(weighted, XS, YV)[1](np.array(1.0))[1:]
+    np.testing.assert_allclose(g, dy, rtol=1e-6, atol=1e-8)

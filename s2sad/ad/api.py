@@ -26,7 +26,7 @@ from . import grad as G
 from ..backend.runtime import constexpr
 from ..nn.cell import Cell
 from ..ops.composite import (GradOperation, GradFunction, UnfitInput, _PackedFastPath,
-                             name_input, refuse_complex)
+                             name_input, refuse_complex, warn_constants)
 
 
 # ------------------------------------------------------------------ helpers
@@ -359,9 +359,10 @@ class _SelectedGrad(GradFunction):
     check, which names the position of an input that cannot get a gradient.
     """
 
-    def __init__(self, packed, weights, grad_op, positions, user_names=None):
+    def __init__(self, packed, weights, grad_op, positions, user_names=None, single=False):
         GradFunction.__init__(self, packed, weights, grad_op)
         self.positions = positions
+        self.single = single
         self.user_names = user_names
         self._layout_specs = {}
         self._fast_packed = None
@@ -381,8 +382,13 @@ class _SelectedGrad(GradFunction):
         if fast is not None and fast.matches(self, sel, rest):
             return fast.run(self, sel, rest[0])
         sel_specs = tuple(map(G.arg_spec, sel))
-        for p, a, spec in zip(self.positions, sel, sel_specs):
-            if not G.has_runtime_leaves(spec):
+        constant = [not G.has_runtime_leaves(spec) for spec in sel_specs]
+        if all(constant) and self.weights is None and self.positions:
+            # no gradient asked for is of a runtime value: MindSpore's ()
+            warn_constants(self, sel_specs, self.positions, self.user_names)
+            return ((),) if self.single else ()     # ``_select`` unwraps a single one
+        for p, a, c in zip(self.positions, sel, constant):
+            if c:
                 _constant_position(p, a)
         if self.grad_op.sens_param or len(rest) != 2:
             return self._run((sel,) + rest)
@@ -411,15 +417,17 @@ def _user_param_names(fn):
 def _constant_position(p, a):
     raise TypeError(
         "grad_position %d refers to a %s, which s2sad treats as a constant (no "
-        "gradient); pass a Tensor or an array, or wrap a Python number in "
-        "s2sad.mutable(...)" % (p, type(a).__name__))
+        "gradient), while other positions asked for are not; leaving it out would shift "
+        "the positions of the gradients. Pass a Tensor or an array, or wrap a Python "
+        "number in s2sad.mutable(...)" % (p, type(a).__name__))
 
 
-def _selected_grad_function(fn, has_aux, weights, positions, mode, sens_param=False):
+def _selected_grad_function(fn, has_aux, weights, positions, mode, sens_param=False,
+                            single=False):
     op = GradOperation(get_all=(mode == "both"), get_by_list=(mode != "inputs"),
                        sens_param=sens_param)
     return _SelectedGrad(_packed(fn, has_aux), weights if mode != "inputs" else None, op,
-                         positions, _user_param_names(fn))
+                         positions, _user_param_names(fn), single)
 
 
 def _mode(positions, weights):
@@ -475,8 +483,6 @@ def _grad_chain(base, order):
         gf = GradOperation()(gf)
 
     def grad_fn(*args):
-        if args and not G.has_runtime_leaves(G.arg_spec(args[0])):
-            _constant_position(0, args[0])
         return gf(*args)
     grad_fn.__s2sad_first_grad_of__ = (base, order)
     return _inspectable_chain(grad_fn, gf)
@@ -510,7 +516,7 @@ def _make_grad(fn, positions, single, weights, has_aux, with_value):
     if not callable(fn):
         raise TypeError("'fn' must be a function or a Cell, but got %s" % type(fn).__name__)
     mode = _mode(positions, weights)
-    gf = _selected_grad_function(fn, has_aux, weights, positions, mode)
+    gf = _selected_grad_function(fn, has_aux, weights, positions, mode, single=single)
     aux_outputs = _aux_outputs["value_and_grad" if with_value else "grad"]
 
     if with_value:

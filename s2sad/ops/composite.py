@@ -1,5 +1,8 @@
 """GradOperation with MindSpore's semantics, on top of the compiled adjoints."""
 import inspect
+import os
+import sys
+import warnings
 
 import numpy as np
 
@@ -195,13 +198,43 @@ def name_input(err, args, names=None, positions=None, sens=None):
         what = "an input"
         for i, a in enumerate(args):
             if _contains(a, err.like):
-                p = positions[i] if positions is not None else i
-                name = names[p] if names is not None and p < len(names) else None
-                what = "the input at position %d%s" % (p, " ('%s')" % name if name else "")
+                what = describe_input(positions[i] if positions is not None else i, names)
                 break
     if sens is not None and _contains(sens, err.like):
         what = "the sens (the last argument)"
     return TypeError(err.problem % what)
+
+
+def describe_input(position, names):
+    """``the input at position 1 ('y')`` (the name when known)."""
+    name = names[position] if names is not None and position < len(names) else None
+    return "the input at position %d%s" % (position, " ('%s')" % name if name else "")
+
+
+def warn_constants(gf, specs, positions, names):
+    """Warn once per gradient function and argument structure that every gradient asked
+    for is of a constant, so an empty result is not mistaken for one."""
+    warned = gf.__dict__.setdefault("_warned_constant_specs", set())
+    if specs in warned:
+        return
+    warned.add(specs)
+    which = ", ".join(describe_input(p, names) for p in positions)
+    warnings.warn(
+        "every gradient asked for is of a constant (s2sad treats Python numbers, and "
+        "tuples or lists without arrays, as constants): %s; the result is (). Pass "
+        "Tensors or arrays, or wrap a Python number in s2sad.mutable(...), to get "
+        "gradients" % which, UserWarning, stacklevel=user_stacklevel())
+
+
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def user_stacklevel():
+    """The ``stacklevel`` of the innermost caller outside the s2sad package (for warnings)."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 def _contains(value, item):
@@ -448,6 +481,8 @@ class GradFunction:
         refuse_complex(inputs)
         if sens is not None:
             refuse_complex([sens])
+        if not self.grad_op.get_by_list and self._check_constants(inputs, specs):
+            return ()       # no input gets a gradient: nothing to compile
         entry, specs = self._compiled(inputs, sens, specs, sens_spec)
         self.last = entry
         # plain arrays (the common case) are their own runtime leaves: nothing to walk
@@ -468,6 +503,28 @@ class GradFunction:
             _check_grad_shape(g, w, "Parameter '%s'" % w.name)
             weight_grads.append(_wrap_like(g, w))
         return self._shape_result(input_grads, weight_grads)
+
+    def _check_constants(self, inputs, specs):
+        """Python numbers are constants (no gradient): say so rather than shift positions.
+
+        The default result is the first input's gradient: when that input is a
+        constant and a later one is not, the later one's gradient would read
+        as the first's, so it is an error.  When no input gets a gradient the
+        result is ``()`` (as in MindSpore), with a warning once per structure.
+        """
+        varying = [G.has_runtime_leaves(s) for s in specs]
+        if not self.grad_op.get_all and varying and not varying[0] and any(varying):
+            names = self.param_names()
+            raise TypeError(
+                "GradOperation() returns the gradient of the first input, but %s is a %s, "
+                "which s2sad treats as a constant (no gradient); pass a Tensor or an array, "
+                "wrap a Python number in s2sad.mutable(...), or use "
+                "GradOperation(get_all=True) for the gradients of every non-constant input"
+                % (describe_input(0, names), type(inputs[0]).__name__))
+        if varying and not any(varying):
+            warn_constants(self, specs, range(len(inputs)), self.param_names())
+            return True
+        return False
 
     def _which_inputs(self):
         if self.grad_op.get_all:
