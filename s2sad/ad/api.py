@@ -23,6 +23,8 @@ import types
 import numpy as np
 
 from . import grad as G
+from .. import tracebacks
+from ..errors import S2SADError
 from ..backend.runtime import constexpr
 from ..nn.cell import Cell
 from ..ops.composite import (GradOperation, GradFunction, UnfitInput, _PackedFastPath,
@@ -369,18 +371,20 @@ class _SelectedGrad(GradFunction):
 
     def __call__(self, sel, *rest):
         try:
+            fast = self._fast_packed
+            if fast is not None and fast.matches(self, sel, rest):
+                return fast.run(self, sel, rest[0])
             return self._call_selected(sel, rest)
         except UnfitInput as err:
             sens = rest[-1] if self.grad_op.sens_param and rest else None
             raise name_input(err, sel, self.param_names(), self.positions, sens) from None
+        except S2SADError as err:
+            raise tracebacks.for_user(err)
 
     def param_names(self):
         return self.user_names
 
     def _call_selected(self, sel, rest):
-        fast = self._fast_packed
-        if fast is not None and fast.matches(self, sel, rest):
-            return fast.run(self, sel, rest[0])
         sel_specs = tuple(map(G.arg_spec, sel))
         constant = [not G.has_runtime_leaves(spec) for spec in sel_specs]
         if all(constant) and self.weights is None and self.positions:
@@ -391,7 +395,7 @@ class _SelectedGrad(GradFunction):
             if c:
                 _constant_position(p, a)
         if self.grad_op.sens_param or len(rest) != 2:
-            return self._run((sel,) + rest)
+            return self._general((sel,) + rest)
         others, layout = rest
         # the layout is (bool, int) pairs from _arrangement: its spec depends on its value only
         layout_spec = self._layout_specs.get(layout)
@@ -651,7 +655,10 @@ def jvp(fn, inputs, v, has_aux=False):
     _check_has_aux(has_aux)
     inputs = _as_tuple(inputs)
     v = _as_tuple(v)
-    out, t_out = _jvp_raw(fn, inputs, v)
+    try:
+        out, t_out = _jvp_raw(fn, inputs, v)
+    except S2SADError as err:
+        raise tracebacks.for_user(err)
     t_out = _materialize_zeros(out, t_out)
     tensor_in = any(isinstance(a, Tensor) for a in inputs)
     out, t_out = _wrap_out(out, tensor_in), _wrap_out(t_out, tensor_in)
@@ -769,7 +776,10 @@ def jacfwd(fn, grad_position=0, has_aux=False):
         from ..tensor import Tensor
         _check_jac_args(args, positions, "jacfwd")
         _refuse_complex_inputs(fn, args, "jacfwd")
-        entry, root, specs = _jvp_compiled(fn, args)
+        try:
+            entry, root, specs = _jvp_compiled(fn, args)
+        except S2SADError as err:
+            raise tracebacks.for_user(err)
         flat = G.flatten_runtime(args, specs)
         extra = entry.inputs.read(root)
         # which flat leaf each selected argument is

@@ -1,12 +1,12 @@
 """GradOperation with MindSpore's semantics, on top of the compiled adjoints."""
 import inspect
-import os
-import sys
 import warnings
 
 import numpy as np
 
+from .. import tracebacks
 from ..ad import grad as G
+from ..errors import S2SADError
 from ..tensor import Tensor, _wrap as _tensor_of
 from ..frontend import resolve
 
@@ -223,18 +223,7 @@ def warn_constants(gf, specs, positions, names):
         "every gradient asked for is of a constant (s2sad treats Python numbers, and "
         "tuples or lists without arrays, as constants): %s; the result is (). Pass "
         "Tensors or arrays, or wrap a Python number in s2sad.mutable(...), to get "
-        "gradients" % which, UserWarning, stacklevel=user_stacklevel())
-
-
-_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
-
-
-def user_stacklevel():
-    """The ``stacklevel`` of the innermost caller outside the s2sad package (for warnings)."""
-    frame, level = sys._getframe(1), 1
-    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
-        frame, level = frame.f_back, level + 1
-    return level
+        "gradients" % which, UserWarning, stacklevel=tracebacks.user_frame(2)[1])
 
 
 def _contains(value, item):
@@ -388,7 +377,10 @@ class GradFunction:
     def compiled(self, *args):
         """The ``Compiled`` adjoint for these arguments (compiling if needed)."""
         inputs, sens = self._split(args)
-        return self._compiled(inputs, sens)[0]
+        try:
+            return self._compiled(inputs, sens)[0]
+        except S2SADError as err:
+            raise tracebacks.for_user(err)
 
     def compile_symbolic(self, n_inputs=None):
         """Compile assuming every required input is a Tensor (no example values needed).
@@ -446,15 +438,18 @@ class GradFunction:
 
     def __call__(self, *args):
         try:
-            return self._run(args)
+            fast = self._fast
+            if fast is not None and fast.matches(self, args):
+                return fast.run(self, args)
+            return self._general(args)
         except UnfitInput as err:
             sens = args[-1] if self.grad_op.sens_param and args else None
             raise name_input(err, args, self.param_names(), sens=sens) from None
+        except S2SADError as err:
+            raise tracebacks.for_user(err)
 
-    def _run(self, args):
-        fast = self._fast
-        if fast is not None and fast.matches(self, args):
-            return fast.run(self, args)
+    def _general(self, args):
+        """A call the prepared path does not take: compile if needed and prepare it."""
         inputs, sens = self._split(args)
         result = self._call(inputs, sens)
         self._fast = _FastPath.make(self, args)
