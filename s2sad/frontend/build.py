@@ -1082,7 +1082,10 @@ class Builder(ControlFlow, Closures, Aliasing):
         if which == "all":
             wrt_in = [v for g in groups for v in g]
         elif which == "first":
-            wrt_in = next((g for g in groups if g), [])
+            if groups and not groups[0] and any(groups):     # as the eager call refuses
+                kind = type(const_value(inner[0])).__name__ if is_const(inner[0]) else "constant"
+                raise CompileError(gf.constant_first_message(kind), self.loc_override or loc)
+            wrt_in = groups[0] if groups else []
         else:
             wrt_in = []
         weights = [self.inputs.var_for(w, resolve.path_in(self.root, w)) for w in gf._weights]

@@ -556,6 +556,15 @@ class GradFunction:
             weight_grads.append(_wrap_like(g, w))
         return self._shape_result(input_grads, weight_grads)
 
+    def constant_first_message(self, kind):
+        """Why the default result cannot be given when the first input, a ``kind``, is a
+        constant and a later one is not (also raised where the call is inlined)."""
+        return ("GradOperation() returns the gradient of the first input, but %s is a %s, "
+                "which s2sad treats as a constant (no gradient); pass a Tensor or an array, "
+                "wrap a Python number in s2sad.mutable(...), or use "
+                "GradOperation(get_all=True) for the gradients of every non-constant input"
+                % (describe_input(0, self.param_names()), kind))
+
     def _check_constants(self, inputs, specs):
         """Python numbers are constants (no gradient): say so rather than shift positions.
 
@@ -566,13 +575,7 @@ class GradFunction:
         """
         varying = [G.has_runtime_leaves(s) for s in specs]
         if not self.grad_op.get_all and varying and not varying[0] and any(varying):
-            names = self.param_names()
-            raise TypeError(
-                "GradOperation() returns the gradient of the first input, but %s is a %s, "
-                "which s2sad treats as a constant (no gradient); pass a Tensor or an array, "
-                "wrap a Python number in s2sad.mutable(...), or use "
-                "GradOperation(get_all=True) for the gradients of every non-constant input"
-                % (describe_input(0, names), type(inputs[0]).__name__))
+            raise TypeError(self.constant_first_message(type(inputs[0]).__name__))
         if varying and not any(varying):
             warn_constants(self, specs, range(len(inputs)), self.param_names())
             return True
