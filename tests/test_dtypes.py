@@ -164,15 +164,29 @@ def test_integer_input_with_no_gradient_gets_integer_zeros(container):
     np.testing.assert_array_equal(raw(gy), np.full(3, 2.0, np.float32))
 
 
-@pytest.mark.parametrize("fn", [f_int_cast, f_int_implicit], ids=lambda f: f.__name__)
 @pytest.mark.parametrize("container", ["Tensor", "ndarray"])
-def test_integer_input_gets_the_gradient_cast_back(fn, container):
-    """MindSpore: Cast's bprop returns ``cast(dout, dtype(x))``; here dout * y = y."""
+def test_integer_input_gets_the_gradient_cast_back(container):
+    """MindSpore: Cast's bprop returns ``cast(dout, dtype(x))``; here dout * y = y.
+
+    The cast happens inside the adjoint (Cast's rule), so the truncated value
+    is what reaches the input."""
     wrap = Tensor if container == "Tensor" else (lambda a: a)
-    gx, gy = GradOperation(get_all=True)(fn)(wrap(XI), wrap(Y32))
+    gx, gy = GradOperation(get_all=True)(f_int_cast)(wrap(XI), wrap(Y32))
     assert raw(gx).dtype == np.int32 and raw(gy).dtype == np.float32
     np.testing.assert_array_equal(raw(gx), TRUNC_Y32)
     np.testing.assert_array_equal(raw(gy), XI.astype(np.float32))
+
+
+@pytest.mark.parametrize("container", ["Tensor", "ndarray"])
+def test_integer_input_with_fractional_gradient_raises(container):
+    """x * y with int x and float y computes in float: the gradient y of x is not
+    exact in int32, and s2sad does not truncate it (docs/semantics.md)."""
+    wrap = Tensor if container == "Tensor" else (lambda a: a)
+    with pytest.raises(TypeError, match="position 0 \\('x'\\) is not exact in its dtype int32"):
+        GradOperation(get_all=True)(f_int_implicit)(wrap(XI), wrap(Y32))
+    gx, gy = GradOperation(get_all=True)(f_int_implicit)(wrap(XI), wrap(np.float32(3) * XI))
+    assert raw(gx).dtype == np.int32                    # exact: kept, as MindSpore
+    np.testing.assert_array_equal(raw(gx), 3 * XI)
 
 
 def test_integer_only_program_has_integer_gradient():
@@ -199,12 +213,15 @@ def test_bool_input_with_no_gradient_gets_false():
     np.testing.assert_allclose(raw(gy), 2 * Y32, rtol=1e-7)
 
 
-def test_bool_input_gets_the_gradient_cast_back():
+def test_bool_input_gets_an_exact_gradient_or_an_error():
     """bool * float32 computes in float32 (implicit cast); the bool input's gradient
-    is dout * y cast back to bool, i.e. ``y != 0``."""
+    dout * y survives the cast back to bool only where y is 0 or 1."""
     y = np.array([0.7, 0.0, -2.6], np.float32)
-    gm, gy = GradOperation(get_all=True)(f_bool_implicit)(Tensor(MASK), Tensor(y))
     assert f_bool_implicit(Tensor(MASK), Tensor(y)).dtype == mstype.float32
+    with pytest.raises(TypeError, match="position 0 \\('m'\\) is not exact in its dtype bool"):
+        GradOperation(get_all=True)(f_bool_implicit)(Tensor(MASK), Tensor(y))
+    y = np.array([1.0, 0.0, 1.0], np.float32)
+    gm, gy = GradOperation(get_all=True)(f_bool_implicit)(Tensor(MASK), Tensor(y))
     assert gm.dtype == mstype.bool_ and gy.dtype == mstype.float32
     np.testing.assert_array_equal(raw(gm), y != 0)
     np.testing.assert_array_equal(raw(gy), MASK.astype(np.float32))

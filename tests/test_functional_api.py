@@ -216,8 +216,11 @@ def test_grad_position_validation():
     with pytest.raises(TypeError, match="has_aux"):
         s2sad.grad(xyz, has_aux=1)
     x = Tensor([1., 2.])
+    # a Python number is a constant: no gradient, as MindSpore (docs/semantics.md)
+    with pytest.warns(UserWarning, match="the input at position 1 \\('n'\\); the result is"):
+        assert s2sad.grad(scaled, 1)(x, 2.0, x) == ()
     with pytest.raises(TypeError, match="grad_position 1 refers to a float"):
-        s2sad.grad(scaled, 1)(x, 2.0, x)
+        s2sad.grad(scaled, (0, 1))(x, 2.0, x)
 
 
 def test_grad_of_mutable_python_scalar():

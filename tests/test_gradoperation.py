@@ -226,12 +226,14 @@ def test_python_constants_left_out_of_get_all(flag):
     np.testing.assert_allclose(grads[1], numeric_grad(fy, (y,), 0), rtol=1e-6, atol=1e-6)
 
 
-def test_python_float_constant_first_argument_skipped():
-    # the first differentiable input is y: the default result is its gradient
+def test_python_float_constant_first_argument_is_an_error():
+    # the default result is the first input's gradient: y's would read as k's
     def f(k, y):
         return y * k + y * y
 
-    g = ops.GradOperation()(f)(2.5, np.array([1.0, -1.0]))
+    with pytest.raises(TypeError, match="the input at position 0 \\('k'\\) is a float"):
+        ops.GradOperation()(f)(2.5, np.array([1.0, -1.0]))
+    (g,) = ops.GradOperation(get_all=True)(f)(2.5, np.array([1.0, -1.0]))
     np.testing.assert_allclose(g, 2.5 + 2 * np.array([1.0, -1.0]), rtol=1e-15)
 
 

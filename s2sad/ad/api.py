@@ -23,9 +23,12 @@ import weakref
 import numpy as np
 
 from . import grad as G
+from .. import tracebacks
+from ..errors import S2SADError
 from ..backend.runtime import constexpr
 from ..nn.cell import Cell
-from ..ops.composite import GradOperation, GradFunction, _PackedFastPath, _fn_key
+from ..ops.composite import (GradOperation, GradFunction, UnfitInput, _PackedFastPath, _fn_key,
+                             name_input, refuse_complex, warn_constants)
 
 
 # ------------------------------------------------------------------ helpers
@@ -358,22 +361,41 @@ class _SelectedGrad(GradFunction):
     check, which names the position of an input that cannot get a gradient.
     """
 
-    def __init__(self, packed, weights, grad_op, positions):
+    def __init__(self, packed, weights, grad_op, positions, user_names=None, single=False):
         GradFunction.__init__(self, packed, weights, grad_op)
         self.positions = positions
+        self.single = single
+        self.user_names = user_names
         self._layout_specs = {}
         self._fast_packed = None
 
     def __call__(self, sel, *rest):
-        fast = self._fast_packed
-        if fast is not None and fast.matches(self, sel, rest):
-            return fast.run(self, sel, rest[0])
+        try:
+            fast = self._fast_packed
+            if fast is not None and fast.matches(self, sel, rest):
+                return fast.run(self, sel, rest[0])
+            return self._call_selected(sel, rest)
+        except UnfitInput as err:
+            sens = rest[-1] if self.grad_op.sens_param and rest else None
+            raise name_input(err, sel, self.param_names(), self.positions, sens) from None
+        except S2SADError as err:
+            raise tracebacks.for_user(err)
+
+    def param_names(self):
+        return self.user_names
+
+    def _call_selected(self, sel, rest):
         sel_specs = tuple(map(G.arg_spec, sel))
-        for p, a, spec in zip(self.positions, sel, sel_specs):
-            if not G.has_runtime_leaves(spec):
+        constant = [not G.has_runtime_leaves(spec) for spec in sel_specs]
+        if all(constant) and self.weights is None and self.positions:
+            # no gradient asked for is of a runtime value: MindSpore's ()
+            warn_constants(self, sel_specs, self.positions, self.user_names)
+            return ((),) if self.single else ()     # ``_select`` unwraps a single one
+        for p, a, c in zip(self.positions, sel, constant):
+            if c:
                 _constant_position(p, a)
         if self.grad_op.sens_param or len(rest) != 2:
-            return GradFunction.__call__(self, sel, *rest)
+            return self._general((sel,) + rest)
         others, layout = rest
         # the layout is (bool, int) pairs from _arrangement: its spec depends on its value only
         layout_spec = self._layout_specs.get(layout)
@@ -385,17 +407,31 @@ class _SelectedGrad(GradFunction):
         return result
 
 
+def _user_param_names(fn):
+    """The positional parameter names of the user's ``fn`` (a function, Cell or method)."""
+    py_fn, root = _target(fn)
+    try:
+        params = list(inspect.signature(py_fn).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    names = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return names[1:] if root is not None else names
+
+
 def _constant_position(p, a):
     raise TypeError(
         "grad_position %d refers to a %s, which s2sad treats as a constant (no "
-        "gradient); pass a Tensor or an array, or wrap a Python number in "
-        "s2sad.mutable(...)" % (p, type(a).__name__))
+        "gradient), while other positions asked for are not; leaving it out would shift "
+        "the positions of the gradients. Pass a Tensor or an array, or wrap a Python "
+        "number in s2sad.mutable(...)" % (p, type(a).__name__))
 
 
-def _selected_grad_function(packed, weights, positions, mode, sens_param=False):
+def _selected_grad_function(fn, has_aux, weights, positions, mode, sens_param=False,
+                            single=False):
     op = GradOperation(get_all=(mode == "both"), get_by_list=(mode != "inputs"),
                        sens_param=sens_param)
-    return _SelectedGrad(packed, weights if mode != "inputs" else None, op, positions)
+    return _SelectedGrad(_packed(fn, has_aux), weights if mode != "inputs" else None, op,
+                         positions, _user_param_names(fn), single)
 
 
 def _mode(positions, weights):
@@ -451,8 +487,6 @@ def _grad_chain(base, order):
         gf = GradOperation()(gf)
 
     def grad_fn(*args):
-        if args and not G.has_runtime_leaves(G.arg_spec(args[0])):
-            _constant_position(0, args[0])
         return gf(*args)
     grad_fn.__s2sad_first_grad_of__ = (base, order)
     return _inspectable_chain(grad_fn, gf)
@@ -486,7 +520,7 @@ def _make_grad(fn, positions, single, weights, has_aux, with_value):
     if not callable(fn):
         raise TypeError("'fn' must be a function or a Cell, but got %s" % type(fn).__name__)
     mode = _mode(positions, weights)
-    gf = _selected_grad_function(_packed(fn, has_aux), weights, positions, mode)
+    gf = _selected_grad_function(fn, has_aux, weights, positions, mode, single=single)
     aux_outputs = _aux_outputs["value_and_grad" if with_value else "grad"]
 
     if with_value:
@@ -579,10 +613,33 @@ def _jvp_compiled(fn, inputs, v=None):
 
 
 def _jvp_raw(fn, inputs, v):
+    _refuse_complex_inputs(fn, inputs, "jvp")
+    _refuse_complex_inputs(fn, v, "jvp", "the tangent")
     entry, root, specs = _jvp_compiled(fn, inputs, v)
+    tangents = []
+    for i, (a, t, s) in enumerate(zip(inputs, v, specs)):
+        flat_t = G.flatten_runtime([t], [s])
+        for x, dx in zip(G.flatten_runtime([a], [s]), flat_t):
+            if np.shape(dx) != np.shape(x):
+                raise ValueError("For 'jvp', each tangent in 'v' must have the shape of its "
+                                 "input, but the tangent at position %d has shape %s and the "
+                                 "input has shape %s" % (i, list(np.shape(dx)),
+                                                         list(np.shape(x))))
+        tangents.extend(flat_t)
     flat = G.flatten_runtime(inputs, specs)
-    tangents = G.flatten_runtime(v, specs)
     return entry.fn(*flat, *entry.inputs.read(root, _target(fn)[0]), *tangents)
+
+
+def _refuse_complex_inputs(fn, values, api, what=None):
+    """A TypeError naming the argument when one of ``values`` holds a complex leaf."""
+    try:
+        refuse_complex(values)
+    except UnfitInput as err:
+        named = name_input(err, values, None if what else _user_param_names(fn))
+        message = str(named)
+        if what:
+            message = message.replace("the input at position", what + " at position", 1)
+        raise TypeError("For '%s', %s" % (api, message)) from None
 
 
 def jvp(fn, inputs, v, has_aux=False):
@@ -598,7 +655,10 @@ def jvp(fn, inputs, v, has_aux=False):
     _check_has_aux(has_aux)
     inputs = _as_tuple(inputs)
     v = _as_tuple(v)
-    out, t_out = _jvp_raw(fn, inputs, v)
+    try:
+        out, t_out = _jvp_raw(fn, inputs, v)
+    except S2SADError as err:
+        raise tracebacks.for_user(err)
     t_out = _materialize_zeros(out, t_out)
     tensor_in = any(isinstance(a, Tensor) for a in inputs)
     out, t_out = _wrap_out(out, tensor_in), _wrap_out(t_out, tensor_in)
@@ -715,7 +775,11 @@ def jacfwd(fn, grad_position=0, has_aux=False):
     def jacfwd_fn(*args):
         from ..tensor import Tensor
         _check_jac_args(args, positions, "jacfwd")
-        entry, root, specs = _jvp_compiled(fn, args)
+        _refuse_complex_inputs(fn, args, "jacfwd")
+        try:
+            entry, root, specs = _jvp_compiled(fn, args)
+        except S2SADError as err:
+            raise tracebacks.for_user(err)
         flat = G.flatten_runtime(args, specs)
         extra = entry.inputs.read(root, _target(fn)[0])
         # which flat leaf each selected argument is
@@ -776,8 +840,7 @@ def jacrev(fn, grad_position=0, has_aux=False):
     """
     _check_has_aux(has_aux)
     positions, single = _normalize_positions(grad_position, "jacrev")
-    gf = _selected_grad_function(_packed(fn, has_aux), None, positions, "inputs",
-                                 sens_param=True)
+    gf = _selected_grad_function(fn, has_aux, None, positions, "inputs", sens_param=True)
 
     def jacrev_fn(*args):
         from ..tensor import Tensor

@@ -1,9 +1,12 @@
 """GradOperation with MindSpore's semantics, on top of the compiled adjoints."""
 import inspect
+import warnings
 
 import numpy as np
 
+from .. import tracebacks
 from ..ad import grad as G
+from ..errors import S2SADError
 from ..tensor import Tensor, _wrap as _tensor_of
 from ..frontend import resolve
 from ..frontend.guards import FN
@@ -99,24 +102,139 @@ def _search(obj, param, path, seen):
 
 
 def _wrap_like(grad, like):
-    """Give a gradient the type and dtype of the input it belongs to."""
+    """Give a gradient the type and dtype of the input it belongs to.
+
+    A cast that would change a value (a fractional gradient of an integer
+    input, a complex input) raises ``UnfitInput`` instead.
+    """
     if isinstance(like, Tensor):
-        g = np.asarray(grad)
-        if g.dtype != like._data.dtype:
-            g = g.astype(like._data.dtype)
-        return _tensor_of(g)        # the array as it is: Tensor(g) would convert it again
+        return _tensor_of(_cast_exact(grad, like._data.dtype, like))
     if isinstance(like, np.ndarray):
-        g = np.asarray(grad)
-        return g.astype(like.dtype) if g.dtype != like.dtype else g
+        return _cast_exact(grad, like.dtype, like)
     if isinstance(like, np.generic):
-        return type(like)(grad)
+        return type(like)(_cast_exact(grad, like.dtype, like))
     if isinstance(like, G.Mutable):
         inner = like.value
         if isinstance(inner, (tuple, list)):
             return grad
-        return _wrap_like(grad, inner) if isinstance(inner, (Tensor, np.ndarray, np.generic)) \
-            else type(inner)(grad) if isinstance(inner, (int, float)) else grad
+        if isinstance(inner, (Tensor, np.ndarray, np.generic)):
+            return _wrap_like(grad, inner)
+        if isinstance(inner, (bool, int, float, complex)):
+            return type(inner)(_cast_exact(grad, np.dtype(type(inner)), inner))
     return grad
+
+
+class UnfitInput(TypeError):
+    """An input whose gradient s2sad cannot return exactly in its own dtype.
+
+    Raised where a gradient meets its input, which knows the value but not
+    the argument; the public call that received ``like`` re-raises it as a
+    ``TypeError`` naming the argument (``name_input``).
+    """
+
+    def __init__(self, like, problem):
+        super().__init__(problem % "an input")
+        self.like = like
+        self.problem = problem
+
+
+_COMPLEX = ("%s is complex (%s): s2sad does not differentiate complex values yet; "
+            "pass the real and imaginary parts as two real inputs")
+
+
+def _cast_exact(grad, dtype, like):
+    """``grad`` as ``dtype``, unless the cast would change a value.
+
+    A float gradient of an integer or bool input is kept when every element
+    survives the cast unchanged (``x * y`` on integers: exact integers);
+    otherwise returning it in the input's dtype would truncate it silently.
+    """
+    g = np.asarray(grad)
+    if dtype.kind == "c" or g.dtype.kind == "c":
+        raise UnfitInput(like, _COMPLEX % ("%s", dtype if dtype.kind == "c" else g.dtype))
+    if g.dtype == dtype:
+        return g
+    out = g.astype(dtype)
+    if dtype.kind in "iub" and not np.array_equal(out, g):
+        raise UnfitInput(like, _truncation_message(g, dtype))
+    return out
+
+
+def _truncation_message(g, dtype):
+    bad = g[np.asarray(g.astype(dtype) != g)] if g.ndim else g
+    example = np.ravel(bad)[0] if np.size(bad) else g
+    return ("the gradient of %%s is not exact in its dtype %s (it has the value %r, which "
+            "%s would change): s2sad will not truncate a gradient. Pass that input as "
+            "floating point (for example x.astype(np.float64)) to get its gradient"
+            % (dtype, float(example), dtype))
+
+
+def refuse_complex(values, in_mutable=False):
+    """Raise ``UnfitInput`` if a runtime leaf of ``values`` is complex.
+
+    Checked on the general path of each call (compiled code does not depend
+    on dtypes); a Python ``complex`` is a constant unless wrapped in ``mutable``.
+    """
+    for v in values:
+        data = getattr(v, "_data", v)
+        if isinstance(data, G.Mutable):
+            refuse_complex([data.value], True)
+        elif isinstance(data, (tuple, list)):
+            refuse_complex(data, in_mutable)
+        elif isinstance(data, (np.ndarray, np.generic)) and data.dtype.kind == "c" \
+                or in_mutable and isinstance(data, complex):
+            raise UnfitInput(v, _COMPLEX % ("%s", np.asarray(data).dtype))
+
+
+def name_input(err, args, names=None, positions=None, sens=None):
+    """``err`` (an ``UnfitInput``) as a TypeError naming the argument ``err.like`` is in.
+
+    ``positions[i]`` is the user's position of ``args[i]`` (default ``i``) and
+    ``names`` the parameter names by position; ``sens`` the sens argument.
+    """
+    from ..tensor import Parameter
+    if isinstance(err.like, Parameter):
+        what = "Parameter '%s'" % err.like.name
+    else:
+        what = "an input"
+        for i, a in enumerate(args):
+            if _contains(a, err.like):
+                what = describe_input(positions[i] if positions is not None else i, names)
+                break
+    if sens is not None and _contains(sens, err.like):
+        what = "the sens (the last argument)"
+    return TypeError(err.problem % what)
+
+
+def describe_input(position, names):
+    """``the input at position 1 ('y')`` (the name when known)."""
+    name = names[position] if names is not None and position < len(names) else None
+    return "the input at position %d%s" % (position, " ('%s')" % name if name else "")
+
+
+def warn_constants(gf, specs, positions, names):
+    """Warn once per gradient function and argument structure that every gradient asked
+    for is of a constant, so an empty result is not mistaken for one."""
+    warned = gf.__dict__.setdefault("_warned_constant_specs", set())
+    if specs in warned:
+        return
+    warned.add(specs)
+    which = ", ".join(describe_input(p, names) for p in positions)
+    warnings.warn(
+        "every gradient asked for is of a constant (s2sad treats Python numbers, and "
+        "tuples or lists without arrays, as constants): %s; the result is (). Pass "
+        "Tensors or arrays, or wrap a Python number in s2sad.mutable(...), to get "
+        "gradients" % which, UserWarning, stacklevel=tracebacks.user_frame(2)[1])
+
+
+def _contains(value, item):
+    if value is item:
+        return True
+    if isinstance(value, G.Mutable):
+        return _contains(value.value, item)
+    if isinstance(value, (tuple, list)):
+        return any(_contains(v, item) for v in value)
+    return False
 
 
 def _check_grad_shape(grad, like, what):
@@ -307,7 +425,10 @@ class GradFunction:
     def compiled(self, *args):
         """The ``Compiled`` adjoint for these arguments (compiling if needed)."""
         inputs, sens = self._split(args)
-        return self._compiled(inputs, sens)[0]
+        try:
+            return self._compiled(inputs, sens)[0]
+        except S2SADError as err:
+            raise tracebacks.for_user(err)
 
     def compile_symbolic(self, n_inputs=None):
         """Compile assuming every required input is a Tensor (no example values needed).
@@ -376,13 +497,34 @@ class GradFunction:
         return paths
 
     def __call__(self, *args):
-        fast = self._fast
-        if fast is not None and fast.matches(self, args):
-            return fast.run(self, args)
+        try:
+            fast = self._fast
+            if fast is not None and fast.matches(self, args):
+                return fast.run(self, args)
+            return self._general(args)
+        except UnfitInput as err:
+            sens = args[-1] if self.grad_op.sens_param and args else None
+            raise name_input(err, args, self.param_names(), sens=sens) from None
+        except S2SADError as err:
+            raise tracebacks.for_user(err)
+
+    def _general(self, args):
+        """A call the prepared path does not take: compile if needed and prepare it."""
         inputs, sens = self._split(args)
         result = self._call(inputs, sens)
         self._fast = _FastPath.make(self, args)
         return result
+
+    def param_names(self):
+        """The differentiated function's positional parameter names (for messages)."""
+        names = getattr(self.fn, "__s2sad_params__", None)
+        if names is None:
+            try:
+                names = list(inspect.signature(self.fn).parameters)
+            except (TypeError, ValueError):
+                return None
+            names = names[1:] if self.root is not None else names
+        return names
 
     def _call(self, inputs, sens, specs=None):
         """Compile if needed, run the adjoint, shape the gradients (``specs`` if known)."""
@@ -391,6 +533,11 @@ class GradFunction:
             specs = tuple(map(G.arg_spec, inputs))
         if self.grad_op.sens_param:
             sens_spec = G.arg_spec(sens)
+        refuse_complex(inputs)
+        if sens is not None:
+            refuse_complex([sens])
+        if not self.grad_op.get_by_list and self._check_constants(inputs, specs):
+            return ()       # no input gets a gradient: nothing to compile
         entry, specs = self._compiled(inputs, sens, specs, sens_spec)
         self.last = entry
         # plain arrays (the common case) are their own runtime leaves: nothing to walk
@@ -411,6 +558,28 @@ class GradFunction:
             _check_grad_shape(g, w, "Parameter '%s'" % w.name)
             weight_grads.append(_wrap_like(g, w))
         return self._shape_result(input_grads, weight_grads)
+
+    def _check_constants(self, inputs, specs):
+        """Python numbers are constants (no gradient): say so rather than shift positions.
+
+        The default result is the first input's gradient: when that input is a
+        constant and a later one is not, the later one's gradient would read
+        as the first's, so it is an error.  When no input gets a gradient the
+        result is ``()`` (as in MindSpore), with a warning once per structure.
+        """
+        varying = [G.has_runtime_leaves(s) for s in specs]
+        if not self.grad_op.get_all and varying and not varying[0] and any(varying):
+            names = self.param_names()
+            raise TypeError(
+                "GradOperation() returns the gradient of the first input, but %s is a %s, "
+                "which s2sad treats as a constant (no gradient); pass a Tensor or an array, "
+                "wrap a Python number in s2sad.mutable(...), or use "
+                "GradOperation(get_all=True) for the gradients of every non-constant input"
+                % (describe_input(0, names), type(inputs[0]).__name__))
+        if varying and not any(varying):
+            warn_constants(self, specs, range(len(inputs)), self.param_names())
+            return True
+        return False
 
     def _which_inputs(self):
         if self.grad_op.get_all:
@@ -541,13 +710,16 @@ def _grad_like(g, like):
     if type(like) is _ndarray:
         return _array_grad(g, like)
     data = like._data
-    if type(g) is _ndarray and g.shape == data.shape and g.dtype == data.dtype:
+    if type(g) is _ndarray and g.shape == data.shape and g.dtype == data.dtype \
+            and g.dtype.kind != "c":
         return _tensor_of(g)
     return _wrap_like(_check_grad_shape(g, like, "an input"), like)
 
 
 def _array_grad(g, like):
-    """The gradient of the array ``like``: ``g`` itself when it already matches."""
-    if type(g) is _ndarray and g.shape == like.shape and g.dtype == like.dtype:
+    """The gradient of the array ``like``: ``g`` itself when it already matches
+    (and is not complex, which ``_wrap_like`` refuses)."""
+    if type(g) is _ndarray and g.shape == like.shape and g.dtype == like.dtype \
+            and g.dtype.kind != "c":
         return g
     return _wrap_like(_check_grad_shape(g, like, "an input"), like)
