@@ -235,15 +235,16 @@ def trace(fn, root, args, specs, weights=(), weight_paths=(), origin=(FN,)):
             builder.guards.record(path, w)
         weight_vars.append(builder.inputs.var_for(w, path))
     self_value = Const(root, ()) if is_method else None
+    typed = builder.typed_inputs(abstract, specs)
     # inlining recursion (depth known while compiling) nests Python frames deeply
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, 20000))
     try:
         if is_method and getattr(type(root), "bprop", None) is not None:
             # the differentiated Cell's own bprop replaces differentiating construct
-            result = builder.call_custom_bprop(root, (), abstract, {}, None)
+            result = builder.call_custom_bprop(root, (), typed, {}, None)
         else:
-            result = builder.call_function(fn, abstract, loc=None, self_value=self_value,
+            result = builder.call_function(fn, typed, loc=None, self_value=self_value,
                                            path=origin)
     finally:
         sys.setrecursionlimit(limit)

@@ -1,6 +1,7 @@
 """Compile generated source into a callable, visible to tracebacks and pdb."""
 import hashlib
 import linecache
+import random
 
 import numpy as np
 
@@ -19,7 +20,8 @@ def compile_source(source, name, constants, where=None):
     digest = hashlib.sha1(source.encode()).hexdigest()[:12]
     filename = "<s2sad %s %s>" % (name, digest)
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    namespace = {"xp": np, "rt": runtime, "__name__": "s2sad_generated"}
+    # ``random``: the module of Python's own random draws a user's function makes
+    namespace = {"xp": np, "rt": runtime, "random": random, "__name__": "s2sad_generated"}
     namespace.update(constants)
     exec(compile(source, filename, "exec"), namespace)
     fn = pointing_at_user_lines(namespace[name], filename, source, where)

@@ -16,7 +16,8 @@ _ROWS = "_rows"
 _ROWS_NAME = re.compile(r"_rows(_\d+)?$")
 
 RESERVED = set(keyword.kwlist) | {"xp", "rt", "None", "True", "False", "float", "int",
-                                  "len", "range", "tuple", "slice", "Ellipsis"}
+                                  "len", "range", "tuple", "slice", "Ellipsis", "bool",
+                                  "random", "print"}
 
 
 def _clean(hint):

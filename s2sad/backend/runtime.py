@@ -310,6 +310,17 @@ def _references_when_unique():
     return namespace["f"](3)
 
 
+def check_assert(test, message):
+    """A user's ``assert test, message`` on a runtime value, checked on every run.
+
+    A function rather than an ``assert`` statement in generated code, so the
+    check does not depend on how that code was compiled (the frontend drops
+    the user's asserts itself under ``python -O``, as Python does).
+    """
+    if not test:
+        raise AssertionError(message) if message is not None else AssertionError()
+
+
 _UNIQUE = _references_when_unique()
 
 

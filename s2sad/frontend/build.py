@@ -28,6 +28,7 @@ from ..ir.poly import collect_polynomials
 from ..ops.primitive import Primitive
 from ..ops.operations import math_ops as M
 from ..ops.operations import array_ops as A
+from ..ops.operations import runtime_ops as R
 from .parse import get_source_info, describe
 from .fence import fence
 from . import resolve
@@ -83,6 +84,15 @@ class Bound:
         self.name = name
 
 
+class Spread:
+    """``*value`` of a runtime value in a call made at run time (``rand(*x.shape)``)."""
+
+    __slots__ = ("var",)
+
+    def __init__(self, var):
+        self.var = var
+
+
 class ListVal:
     """A Python list being built while compiling (``ys = []; ys.append(y)``).
 
@@ -113,15 +123,25 @@ def const_value(a):
         return a.value
     if isinstance(a, ListVal):
         return [const_value(x) for x in a.items]
+    if isinstance(a, FrozenList):
+        return [const_value(x) for x in a]
     return tuple(const_value(x) for x in a)
+
+
+class FrozenList(tuple):
+    """A list that has stopped changing: structure like any tuple, but still a
+    list to ``isinstance``/``type`` and as a known value (``const_value``)."""
+
+    __slots__ = ()
 
 
 def freeze(a):
     """Lists become tuples where a value leaves the builder (results, phis, ops)."""
     if isinstance(a, ListVal):
-        return tuple(freeze(x) for x in a.items)
+        return FrozenList(freeze(x) for x in a.items)
     if isinstance(a, tuple):
-        return tuple(freeze(x) for x in a)
+        items = (freeze(x) for x in a)
+        return FrozenList(items) if isinstance(a, FrozenList) else tuple(items)
     return a
 
 
@@ -135,7 +155,8 @@ def canon(a):
     if isinstance(a, tuple):
         items = tuple(canon(x) for x in a)
         if all(isinstance(x, Const) for x in items):
-            return Const(tuple(x.value for x in items))
+            known = tuple(x.value for x in items)
+            return Const(list(known) if isinstance(a, FrozenList) else known)
         return items
     return a
 
@@ -177,6 +198,9 @@ class Builder(ControlFlow, Closures, Aliasing):
         self.frames = []           # (scope, location of the call that entered it)
         self.frame = None          # the user function call being inlined (see ``Op.frame``)
         self.writing = None        # the assignment statement being carried out
+        self.inert = set()         # ids of Vars no differentiable input flows into
+        self.random_states = set() # ids of Vars holding a generator made at run time
+        self.kinds = {}            # Var id -> the types an input's value may have
 
     # ------------------------------------------------------------------ ops
     def emit(self, prim, args, loc):
@@ -189,9 +213,65 @@ class Builder(ControlFlow, Closures, Aliasing):
                 raise CompileError("evaluating %s on constants failed: %s: %s"
                                    % (prim.name, type(e).__name__, e), loc)
         outs = [Var() for _ in range(prim.num_outputs)]
+        if not prim.differentiable or all(v.id in self.inert for v in leaves(tuple(args))
+                                          if isinstance(v, Var)):
+            self.inert.update(o.id for o in outs)
         self.ops.append(Op(prim, args, outs, self.loc_override or loc, self.origin))
         self.note_view(prim, args, outs)
         return outs[0] if prim.num_outputs == 1 else tuple(outs)
+
+    # ---------------------------------------------------------------- inputs
+    def typed_inputs(self, abstract, specs):
+        """The differentiated function's arguments as its code sees them.
+
+        A list argument stays a list (``isinstance(xs, list)``), and each
+        runtime input remembers whether it is a Tensor, an ndarray or a NumPy
+        scalar, so that type checks on it are answered from its real kind.
+        """
+        return [self._typed(a, s) for a, s in zip(abstract, specs)]
+
+    def _typed(self, value, spec):
+        from ..tensor import Tensor, Parameter
+        kind = spec[0] if spec else None
+        if isinstance(value, Var):
+            types_ = {"tensor": (Tensor, Parameter), "array": (np.ndarray,),
+                      "npscalar": spec[1:2]}.get(kind)
+            if types_:
+                self.kinds[value.id] = types_
+            return value
+        if isinstance(value, tuple) and kind in ("tuple", "list"):
+            items = tuple(self._typed(v, s) for v, s in zip(value, spec[1:]))
+            return ListVal(items, self.ops) if kind == "list" else items
+        if isinstance(value, Const) and kind == "list" and isinstance(value.value, tuple):
+            return Const(list(value.value))
+        return value
+
+    def type_check(self, value, check, loc):
+        """``isinstance(value, classes)`` or ``type(value)`` while compiling.
+
+        ``check(t)`` answers for a value of type ``t``.  A runtime value whose
+        possible types disagree is refused (in user code) rather than guessed.
+        """
+        if isinstance(value, (ListVal, FrozenList)):
+            return Const(check(list))
+        if isinstance(value, tuple):
+            return Const(check(tuple))
+        if isinstance(value, dict):
+            return Const(check(dict))
+        if not isinstance(value, Var):
+            return None
+        types_ = self.kinds.get(value.id) or _RUNTIME_TYPES
+        answers = {check(t) for t in types_}
+        if len(answers) == 1:
+            return Const(answers.pop())
+        if self.in_library():
+            return None
+        raise CompileError(
+            "this type check on a runtime value cannot be answered while compiling: the "
+            "value may be any of %s here" % ", ".join(map(_type_name, types_)), loc,
+            hint="check the type of the function's argument itself (compiled code is "
+                 "specialised on it), or restructure the code so it does not depend on the "
+                 "type of a computed value")
 
     # ------------------------------------------------------------- functions
     def call_function(self, fn, args, kwargs=None, loc=None, self_value=None, outline=True,
@@ -215,7 +295,7 @@ class Builder(ControlFlow, Closures, Aliasing):
                                % (MAX_INLINE_DEPTH, fn_name, MAX_INLINE_DEPTH), loc)
         info = fence(get_source_info(fn, loc))
         try:
-            sig = inspect.signature(fn)
+            sig = signature(fn)
             full = ((self_value,) + tuple(args)) if self_value is not None else tuple(args)
             bound = sig.bind(*full, **kwargs)
         except TypeError as e:
@@ -227,12 +307,14 @@ class Builder(ControlFlow, Closures, Aliasing):
                 if param.kind is inspect.Parameter.VAR_POSITIONAL:
                     val = tuple(val)
                 elif param.kind is inspect.Parameter.VAR_KEYWORD:
-                    raise CompileError("**%s parameters are not supported" % name, info.loc(info.tree))
+                    val = dict(val)     # read back only by ``**name`` in a call
                 env[name] = val
             elif param.default is not inspect.Parameter.empty:
                 env[name] = self.lift(param.default, _default_path(fn, path, name, param))
             elif param.kind is inspect.Parameter.VAR_POSITIONAL:
                 env[name] = ()
+            elif param.kind is inspect.Parameter.VAR_KEYWORD:
+                env[name] = {}
         scope = Scope(info, fn, env, path)
         # s2sad's own helpers (functional forms, tensor methods) are attributed
         # to the user's line that called them
@@ -361,11 +443,24 @@ class Builder(ControlFlow, Closures, Aliasing):
             self.assign_in(node, [node.target], self.eval(node.value, scope), scope)
 
     def st_Assert(self, node, scope):
+        """A known test is checked now; a runtime one on every run (``rt.check_assert``).
+
+        Skipped under ``python -O``, as Python skips the user's own asserts.
+        """
+        if not __debug__:
+            return
         test = self.eval(node.test, scope)
-        if is_const(test) and not const_value(test):
-            msg = self.eval(node.msg, scope) if node.msg is not None else Const("")
-            raise CompileError("assertion failed while compiling: %s"
-                               % (const_value(msg) if is_const(msg) else ""), scope.info.loc(node))
+        if is_const(test):
+            if not const_value(test):
+                msg = self.eval(node.msg, scope) if node.msg is not None else Const("")
+                raise CompileError("assertion failed while compiling: %s"
+                                   % (const_value(msg) if is_const(msg) else ""),
+                                   scope.info.loc(node))
+            return
+        if not isinstance(test, Var):
+            return      # a tuple or list of values: never empty here, so true
+        msg = freeze(self.eval(node.msg, scope)) if node.msg is not None else Const(None)
+        self.emit(R.RuntimeAssert(), [test, msg], scope.info.loc(node))
 
     def st_If(self, node, scope):
         test = self.eval(node.test, scope)
@@ -762,19 +857,56 @@ class Builder(ControlFlow, Closures, Aliasing):
 
     # ------------------------------------------------------------------ calls
     def ex_Call(self, node, scope):
-        func = self.eval(node.func, scope)
+        func = self.callee(node.func, scope)
+        at_run_time = self.called_at_run_time(func)
         args = []
         for a in node.args:
             if isinstance(a, gast.Starred):
-                args.extend(self.unpack(self.eval(a.value, scope), None, scope.info.loc(a)))
+                value = self.eval(a.value, scope)
+                if at_run_time and isinstance(value, Var):
+                    args.append(Spread(value))      # ``np.random.rand(*x.shape)``
+                else:
+                    args.extend(self.unpack(value, None, scope.info.loc(a)))
             else:
                 args.append(self.eval(a, scope))
         kwargs = {}
         for kw in node.keywords:
             if kw.arg is None:
-                raise CompileError("**kwargs in calls are not supported", scope.info.loc(kw.value))
-            kwargs[kw.arg] = self.eval(kw.value, scope)
+                kwargs.update(self.keyword_arguments(kw.value, scope))
+            else:
+                kwargs[kw.arg] = self.eval(kw.value, scope)
         return self.call(func, args, kwargs, scope.info.loc(node))
+
+    def keyword_arguments(self, node, scope):
+        """The abstract values passed by ``**node``: a wrapper's ``**kwargs`` or a known dict."""
+        value = self.eval(node, scope)
+        if isinstance(value, Const) and isinstance(value.value, dict) and \
+                all(isinstance(k, str) for k in value.value):
+            return {k: self.lift(v) for k, v in value.value.items()}
+        if isinstance(value, dict):
+            return value
+        raise CompileError("**%s in a call needs a dict of keyword arguments known while "
+                           "compiling" % describe_node(node), scope.info.loc(node))
+
+    def callee(self, func, scope):
+        """The abstract value called by a call whose function is the expression ``func``.
+
+        A method of a random generator made at run time (``rng =
+        np.random.default_rng(0)``) draws on every run; ``x.item()`` and
+        ``x.tolist()`` of an array turn it into Python numbers at run time
+        (refused when ``x`` carries a gradient).
+        """
+        if not isinstance(func, gast.Attribute):
+            return self.eval(func, scope)
+        base = self.eval(func.value, scope)
+        loc = scope.info.loc(func)
+        if isinstance(base, Var) and (base.id in self.random_states or
+                                      func.attr in ("item", "tolist")):
+            if base.id not in self.random_states:
+                self.check_concrete(base, "%s.%s()" % (describe_node(func.value), func.attr),
+                                    loc)
+            return ("runtime-method", base, func.attr)
+        return self.getattr(base, func.attr, loc)
 
     def call(self, func, args, kwargs, loc):
         """Apply an abstract callee: stage, inline, or evaluate while compiling."""
@@ -788,6 +920,9 @@ class Builder(ControlFlow, Closures, Aliasing):
             return self.list_method(func[1], func[2], args, loc)
         if isinstance(func, Partial):
             return self.call_partial(func, args, kwargs, loc)
+        if isinstance(func, tuple) and len(func) == 3 and func[0] == "runtime-method":
+            return self.runtime_call(functools.partial(R.PyMethodCall, func[2]), args, kwargs,
+                                     loc, receiver=func[1])
         if not isinstance(func, Const):
             raise CompileError("calling a runtime value is not supported", loc)
         f = func.value
@@ -802,6 +937,13 @@ class Builder(ControlFlow, Closures, Aliasing):
             except TypeError as e:
                 raise CompileError(str(e), loc)
             return self.emit(f, args, loc)
+        text = R.runtime_call_text(f)
+        if text is not None:
+            return self.runtime_call(functools.partial(R.PyCall, f, text), args, kwargs, loc)
+        if R.is_random_state(getattr(f, "__self__", None)):
+            # a method of a generator made before the call (a module-level ``rng``)
+            return self.runtime_call(functools.partial(R.PyMethodCall, f.__name__), args,
+                                     kwargs, loc, receiver=Const(f.__self__))
         if getattr(f, "__s2sad_constexpr__", False):
             if not (all(is_const(a) for a in args) and all(is_const(v) for v in kwargs.values())):
                 raise CompileError("%s is evaluated while compiling, so its arguments must be "
@@ -847,6 +989,10 @@ class Builder(ControlFlow, Closures, Aliasing):
         special = resolve.runtime_builtin(f)
         if special is not None:
             return self.call_function(special, args, kwargs, loc)
+        text = R.numpy_text(f)
+        if text is not None and self.carries_no_gradient(list(args) + list(kwargs.values())):
+            # e.g. ``np.all(x > 0)`` in an assert: nothing to differentiate
+            return self.runtime_call(functools.partial(R.PyCall, f, text), args, kwargs, loc)
         raise NoGradientRuleError(
             "cannot differentiate the call to %s: it is neither a Primitive, a Cell nor a "
             "Python function with readable source" % describe(f), loc,
@@ -956,6 +1102,56 @@ class Builder(ControlFlow, Closures, Aliasing):
             return tuple(per_arg)
         return per_arg[0] if per_arg else ()
 
+    def called_at_run_time(self, func):
+        """Whether calling the abstract callee ``func`` is staged as a Python call."""
+        if isinstance(func, tuple):
+            return len(func) == 3 and func[0] == "runtime-method"
+        return isinstance(func, Const) and (
+            R.runtime_call_text(func.value) is not None or
+            R.is_random_state(getattr(func.value, "__self__", None)))
+
+    def runtime_call(self, make, args, kwargs, loc, receiver=None):
+        """Stage a Python call made on every run (a random draw, a ``print``).
+
+        ``make(keywords, starred)`` is its primitive; ``receiver`` the object
+        whose method it calls, if any.
+        """
+        starred = tuple(i for i, a in enumerate(args) if isinstance(a, Spread))
+        args = [a.var if isinstance(a, Spread) else a for a in args]
+        prim = make(tuple(kwargs), starred)
+        inputs = ([receiver] if receiver is not None else []) + args + \
+            [kwargs[k] for k in prim.keywords]
+        out = self.emit(prim, inputs, loc)
+        if prim.num_outputs == 0:
+            return Const(None)      # ``print``
+        if isinstance(prim, R.PyCall) and R.makes_random_state(prim.fn):
+            self.random_states.add(out.id)
+        return out
+
+    def carries_no_gradient(self, values):
+        """Whether no differentiated input flows into any runtime value of ``values``."""
+        return all(v.id in self.inert for v in leaves(tuple(freeze(x) for x in values))
+                   if isinstance(v, Var))
+
+    def check_concrete(self, value, what, loc):
+        """Refuse to turn a value a gradient flows through into a Python number.
+
+        Such a conversion would cut the gradient silently.  Values no
+        differentiated input reaches (shapes, comparisons, other inputs'
+        sizes) convert freely, and so does s2sad's own code.
+        """
+        if self.carries_no_gradient([value]) or self.in_library():
+            return
+        raise CompileError(
+            "%s turns a runtime value into a Python number while a gradient flows "
+            "through it: the gradient through that number would be lost" % what, loc,
+            hint="keep it an array (e.g. x.sum() or x[0] instead of float(...)); if no gradient "
+                 "should flow through it, convert s2sad.ops.stop_gradient(...) of it")
+
+    def in_library(self):
+        """Whether the function being walked is s2sad's own (a rule, a functional form)."""
+        return bool(self.frames) and _is_library(self.frames[-1][0].fn)
+
     def evaluate(self, f, args, kwargs, loc):
         """Call ``f`` now, on the values of known arguments."""
         try:
@@ -1040,6 +1236,12 @@ def _default_path(fn, path, name, param):
     return path + ("__defaults__", with_default.index(name))
 
 
+def signature(fn):
+    """``fn``'s own parameters: a decorator's wrapper is walked with its own source,
+    so its ``(*args, **kwargs)`` bind, not the wrapped function's parameters."""
+    return inspect.signature(fn, follow_wrapped=False)
+
+
 def returned(scope):
     """What the function walked in ``scope`` returned."""
     value = scope.env.get(RETVAL, Const(None))
@@ -1055,6 +1257,39 @@ def _frame_name(fn, self_value=None):
     if name == "construct" and self_value is not None:
         return type(self_value.value).__name__
     return "lambda" if name == "<lambda>" else name
+
+
+def _runtime_types():
+    from ..tensor import Tensor, Parameter
+    return (Tensor, Parameter, np.ndarray, np.float64, np.float32, np.int64, np.bool_,
+            float, int, bool)
+
+
+class _LazyTypes:
+    """What an intermediate runtime value may be: a Tensor or an array, a NumPy or
+    Python scalar (imported on first use: the Tensor module imports this one)."""
+
+    def __iter__(self):
+        return iter(_runtime_types())
+
+    def __bool__(self):
+        return True
+
+
+_RUNTIME_TYPES = _LazyTypes()
+
+
+def _type_name(t):
+    module = getattr(t, "__module__", "") or ""
+    return ("np." if module.startswith("numpy") else "") + t.__name__
+
+
+def describe_node(node):
+    """The source text of a small expression (``x``, ``self.w``), for messages."""
+    try:
+        return gast.unparse(node)
+    except Exception:
+        return "this value"
 
 
 def _is_library(fn):

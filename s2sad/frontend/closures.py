@@ -122,6 +122,7 @@ class Closures:
         """``functools.partial``, ``map`` and friends applied to abstract values."""
         if f in (int, float, bool) and len(args) == 1 and not kwargs and isinstance(args[0], Var):
             from ..ir import control as C
+            self.check_concrete(args[0], "%s(...)" % f.__name__, loc)
             return self.emit(C.PyCast(f.__name__), [args[0]], loc)
         if f is functools.partial:
             if not args:
@@ -154,13 +155,19 @@ class Closures:
                 and all(isinstance(k, Const) for k in args[1]):
             args = [args[0], Const(tuple(k.value for k in args[1]))]   # ``(int, float)``
         if f is isinstance and len(args) == 2 and isinstance(args[1], Const):
-            from ..tensor import Tensor
-            import numpy as np
-            if isinstance(args[0], Var):
-                kinds = args[1].value if isinstance(args[1].value, tuple) else (args[1].value,)
+            classes = args[1].value
+            answer = self.type_check(args[0], lambda t: issubclass(t, classes), loc)
+            if answer is not None:
+                return answer
+            if isinstance(args[0], Var):     # s2sad's own code: a runtime value is an array
+                from ..tensor import Tensor
+                import numpy as np
+                kinds = classes if isinstance(classes, tuple) else (classes,)
                 return Const(any(k in (Tensor, np.ndarray) for k in kinds))
-            if isinstance(args[0], tuple):
-                return Const(isinstance((), args[1].value))
+        if f is type and len(args) == 1 and not kwargs:
+            exact = self.type_check(args[0], lambda t: t, loc)
+            if exact is not None:
+                return exact
         return None
 
     def call_partial(self, p, args, kwargs, loc):

@@ -61,9 +61,13 @@ def get_source_info(fn, call_loc=None):
         hit = _cache.get(id(code))
         if hit is not None and hit[0]() is code:
             return hit[1]
+    # the code object, not ``fn``: inspect would follow a ``functools.wraps``
+    # wrapper's ``__wrapped__`` to the undecorated function, whose source is
+    # not what the user calls
+    where = code if code is not None else fn
     try:
-        lines, first = inspect.getsourcelines(fn)
-        filename = inspect.getsourcefile(fn) or inspect.getfile(fn)
+        lines, first = inspect.getsourcelines(where)
+        filename = inspect.getsourcefile(where) or inspect.getfile(where)
     except (OSError, TypeError):
         check_decodable(getattr(code, "co_filename", None))
         raise NoGradientRuleError(

@@ -1,0 +1,129 @@
+"""Python calls made on every run of compiled code, never while compiling.
+
+A random draw (``np.random.normal(size=x.shape)``, ``rng.random()``,
+``random.random()``), a ``print`` and a runtime ``assert`` must happen each
+time the user's function runs, as they would eagerly: evaluating them once
+while compiling would bake one draw (or one print) into the compiled code for
+good.  They are staged as stateful primitives without gradient, which no
+pass folds, merges or moves out of a loop; a reverse-mode program computes
+them once, in its forward sweep, so the backward sweep reads the very values
+(a dropout mask) the forward sweep drew.
+"""
+import builtins
+import random
+
+import numpy as np
+
+from ..primitive import Primitive
+
+_NO_GRAD = "no gradient: called at run time"
+
+
+def _call_text(target, args, keywords, starred):
+    """``target(a, *b, k=c)`` from argument expressions: the last ones named by
+    ``keywords``, those at positions ``starred`` unpacked (``*x.shape``)."""
+    n_pos = len(args) - len(keywords)
+    parts = ["*" + a if i in starred else a for i, a in enumerate(args[:n_pos])]
+    parts += ["%s=%s" % kv for kv in zip(keywords, args[n_pos:])]
+    return "%s(%s)" % (target, ", ".join(parts))
+
+
+def _apply(fn, args, keywords, starred):
+    """``fn`` called as ``_call_text`` writes it, on values."""
+    n_pos = len(args) - len(keywords)
+    pos = []
+    for i, a in enumerate(args[:n_pos]):
+        pos.extend(a) if i in starred else pos.append(a)
+    return fn(*pos, **dict(zip(keywords, args[n_pos:])))
+
+
+class PyCall(Primitive):
+    """``fn(*args, **kwargs)`` on every run; ``text`` names ``fn`` in generated code."""
+    stateful = True
+    differentiable = False
+    formula = _NO_GRAD
+
+    def __init__(self, fn, text, keywords=(), starred=()):
+        super().__init__(fn=fn, text=text, keywords=tuple(keywords), starred=tuple(starred))
+        self.name = text.rsplit(".", 1)[-1]     # its value is named after it: ``normal``
+        if fn is builtins.print:
+            self.num_outputs = 0                # a statement in generated code
+
+    def emit(self, *args):
+        return _call_text(self.text, args, self.keywords, self.starred)
+
+    def impl(self, *args):
+        return _apply(self.fn, args, self.keywords, self.starred)
+
+
+class PyMethodCall(Primitive):
+    """``obj.name(*args, **kwargs)`` on every run (a random generator's method)."""
+    stateful = True
+    differentiable = False
+    formula = _NO_GRAD
+
+    def __init__(self, name, keywords=(), starred=()):
+        super().__init__(name=name, keywords=tuple(keywords), starred=tuple(starred))
+
+    def emit(self, obj, *args):
+        return _call_text("%s.%s" % (obj, self.name), args, self.keywords, self.starred)
+
+    def impl(self, obj, *args):
+        return _apply(getattr(obj, self.name), args, self.keywords, self.starred)
+
+
+class RuntimeAssert(Primitive):
+    """``assert test, message`` checked on every run: ``rt.check_assert(test, message)``."""
+    stateful = True
+    differentiable = False
+    num_outputs = 0
+    formula = _NO_GRAD
+
+    def emit(self, test, message):
+        return "rt.check_assert(%s, %s)" % (test, message)
+
+
+# ------------------------------------------------------------ what runs late
+_RANDOM_TYPES = (np.random.Generator, np.random.RandomState, np.random.BitGenerator,
+                 random.Random)
+_texts = None
+
+
+def _runtime_texts():
+    """``id(function) -> (function, how generated code names it)`` for functions that
+    must run on every call: NumPy's and Python's random module, and ``print``."""
+    global _texts
+    if _texts is None:
+        _texts = {id(builtins.print): (builtins.print, "print")}
+        for module, prefix in ((np.random, "xp.random."), (random, "random.")):
+            for name in dir(module):
+                value = getattr(module, name)
+                if not name.startswith("_") and callable(value):
+                    _texts.setdefault(id(value), (value, prefix + name))
+    return _texts
+
+
+def runtime_call_text(f):
+    """How generated code names ``f`` if ``f`` must be called on every run, else ``None``."""
+    hit = _runtime_texts().get(id(f))
+    return hit[1] if hit is not None and hit[0] is f else None
+
+
+def numpy_text(f):
+    """``xp.<name>`` for a function of NumPy's main namespace, else ``None``."""
+    name = getattr(f, "__name__", None)
+    if name and not name.startswith("_") and getattr(np, name, None) is f and \
+            not isinstance(f, type):
+        return "xp." + name
+    return None
+
+
+def makes_random_state(fn):
+    """Whether calling ``fn`` makes a random generator (``np.random.default_rng``)."""
+    return fn is np.random.default_rng or (isinstance(fn, type) and
+                                           issubclass(fn, _RANDOM_TYPES))
+
+
+def is_random_state(obj):
+    """Whether ``obj`` is a random generator, whose methods draw on every call."""
+    return isinstance(obj, _RANDOM_TYPES)
