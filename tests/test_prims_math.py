@@ -176,6 +176,8 @@ BINARY = {
     "Atan2": (P.Atan2(), normal, normal, np.arctan2),
     "Maximum": (P.Maximum(), normal, normal, np.maximum),
     "Minimum": (P.Minimum(), normal, normal, np.minimum),
+    "LogAddExp": (P.LogAddExp(), normal, normal, np.logaddexp),
+    "LogAddExp2": (P.LogAddExp2(), normal, normal, np.logaddexp2),
     "Mod": (P.Mod(), normal, mod_safe_y, np.mod),
     "FloorDiv": (P.FloorDiv(), normal, mod_safe_y, np.floor_divide),
 }
@@ -978,7 +980,7 @@ def test_norm_on_tensor_eager_and_float32():
 
 # ================================================================= registry
 OWNED = ["Add", "Sub", "Mul", "RealDiv", "Pow", "FloorDiv", "Mod", "Atan2", "Maximum",
-         "Minimum", "Neg", "Sin", "Cos", "Tan", "Exp", "Expm1", "Log", "Log1p", "Tanh",
+         "Minimum", "LogAddExp", "LogAddExp2", "Neg", "Sin", "Cos", "Tan", "Exp", "Expm1", "Log", "Log1p", "Tanh",
          "Sinh", "Cosh", "Asin", "Acos", "Atan", "Asinh", "Acosh", "Atanh", "Sqrt", "Rsqrt",
          "Reciprocal", "Square", "Abs", "Erf", "Erfc", "Floor", "Ceil", "Round", "MatMul",
          "MatMulExt", "MatMulGradA", "MatMulGradB", "BatchMatMul", "Dot", "Outer", "Tensordot", "TensordotGradA",

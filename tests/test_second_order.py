@@ -207,6 +207,9 @@ MATH += [
     Case("Maximum", binary(P.Maximum()), untied(distinct((2, 3), 54), distinct((3,), 55)),
          "broadcast"),
     Case("Minimum", binary(P.Minimum()), untied(distinct((2, 3), 56), distinct((2, 3), 57))),
+    Case("LogAddExp", binary(P.LogAddExp()), [normal((2, 3), 58), normal((3,), 59)],
+         "broadcast"),
+    Case("LogAddExp2", binary(P.LogAddExp2()), [normal((2, 3), 60), normal((2, 3), 61)]),
 ]
 
 MATH += [
@@ -316,6 +319,7 @@ ND_IDX = np.array([[0, 1], [2, 3], [0, 1]])
 ROW_IDX = np.array([[2], [0]])
 UNIQUE_IDX = np.array([[0, 1], [2, 3], [1, 0]])
 INT_IDX = np.array([2, 0])
+REPEAT_IDX = np.array([2, 0, -1])      # -1 and 2 name one row: the last write wins
 MASK = np.array([[True, False, True, False], [False, False, True, True],
                  [True, True, False, False]])
 COND = np.array([[True, False, True], [False, True, True]])
@@ -330,6 +334,7 @@ unstack = P.Unstack(1, 3)
 split = P.Split(0, 2)
 split_like = P.SplitLike(1, 2)
 setitem = P.SetItem()
+setitem_value_grad = P.SetItemValueGrad()
 gather = P.Gather()
 gather_nd = P.GatherNd()
 scatter_nd = P.ScatterNd()
@@ -375,6 +380,14 @@ def f_setitem_slice(x, v):
 
 def f_setitem_mask(x, v):
     return wiggle(setitem(x, MASK, v))
+
+
+def f_setitem_repeat(x, v):
+    return wiggle(setitem(x, (REPEAT_IDX, slice(1, 3)), v))
+
+
+def f_setitem_value_grad(d):
+    return wiggle(setitem_value_grad(d, REPEAT_IDX))
 
 
 def f_gather(p):
@@ -474,6 +487,8 @@ ARRAY = [
          [normal((2, 2), 128), normal((2, 3), 129)]),
     Case("SetItem", f_setitem_slice, [normal((3, 4), 130), normal((3,), 131)], "slice"),
     Case("SetItem", f_setitem_mask, [normal((3, 4), 130), normal((6,), 131)], "mask"),
+    Case("SetItem", f_setitem_repeat, [normal((3, 4), 130), normal((3, 2), 131)], "repeat"),
+    Case("SetItemValueGrad", f_setitem_value_grad, [normal((3, 4), 130)]),
     Case("Gather", f_gather, [normal((4, 3), 132)]),
     Case("Gather", f_gather_axis1, [normal((4, 3), 132)], "axis1"),
     Case("GatherGrad", with_shape_input(P.GatherGrad(), GATHER_IDX, 0),

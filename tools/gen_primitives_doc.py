@@ -54,8 +54,8 @@ AD_HELPERS = (
     # array_ops: adjoints of broadcasting and reductions, the sens check
     "Unbroadcast", "BroadcastLike", "ExpandReduced", "ReducedCount", "CheckSens",
     # array_ops: adjoints of layout and indexing primitives
-    "TileGrad", "RepeatGrad", "SplitLike", "GetItemGrad", "GatherGrad", "PadCrop",
-    "CastLike",
+    "TileGrad", "RepeatGrad", "SplitLike", "GetItemGrad", "SetItemValueGrad", "GatherGrad",
+    "PadCrop", "CastLike",
     # math_ops: helpers of the MatMulExt, Tensordot and ArgMax/ArgMinWithValue rules
     "MatMulGradA", "MatMulGradB", "TensordotGradA", "TensordotGradB", "ArgIndicator",
     # nn_ops: gradient primitives of GeLU and the pools, axes for normalisation rules

@@ -15,6 +15,7 @@ __all__ = [
     "array_tensor_scatter_update", "array_np_dtype", "array_is_float_dtype", "array_cast",
     "array_cast_like", "array_fill", "array_zeros", "array_ones", "array_eye",
     "array_pad_width", "array_pad", "array_pad_crop", "array_one_hot", "array_setitem",
+    "array_setitem_value_grad",
     "array_repeat_grad", "array_fail", "array_flat_padding", "array_split_sections",
 ]
 
@@ -310,6 +311,49 @@ def array_setitem(x, index, value):
     out = np.array(x, copy=True)
     out[index] = value
     return out
+
+
+def array_setitem_value_grad(dout, index):
+    """``dout[index]``, zero at each write of ``x[index] = value`` that did not survive.
+
+    An integer-array index may name one position several times; NumPy keeps
+    one of those writes (the last), so only that element of ``value`` reaches
+    the output.  Which one survived is found by running the same assignment
+    on write numbers, so the answer is NumPy's own.  Indices without integer
+    arrays (slices, ints, boolean masks) never repeat and cost nothing more.
+    """
+    g = dout[index]
+    if not _has_int_array(index):
+        return g
+    order = np.arange(g.size).reshape(g.shape)
+    written = np.empty(np.shape(dout), dtype=np.intp)   # only written positions are read
+    written[index] = order
+    lost = written[index] != order
+    if lost.any():
+        g[lost] = 0     # advanced indexing copied: g is ours to change
+    return g
+
+
+def _has_int_array(index):
+    """Whether the NumPy ``index`` holds an integer array.
+
+    NumPy reads a list, and a tuple inside the index tuple (generated code
+    writes ``y[[i, i], 1]`` with a runtime ``i`` as ``y[(i, i), 1]``), as an
+    array.  Exact type tests first: this runs on every backward pass of an
+    item assignment, and slices and ints must stay as cheap as indexing itself.
+    """
+    t = type(index)
+    if t is tuple:
+        for part in index:
+            p = type(part)
+            if (p is list or p is tuple or p is np.ndarray) and _int_array_like(part):
+                return True
+        return False
+    return (t is list or t is np.ndarray) and _int_array_like(index)
+
+
+def _int_array_like(part):
+    return np.asarray(part).dtype.kind in "iu"
 
 
 def array_repeat_grad(dout, x, repeats, axis):

@@ -19,6 +19,7 @@ transpose = A.Transpose()
 getitem = A.GetItem()
 getitem_grad = A.GetItemGrad()
 setitem = A.SetItem()
+setitem_value_grad = A.SetItemValueGrad()
 unbroadcast = A.Unbroadcast()
 broadcast_like = A.BroadcastLike()
 zeros_like = A.ZerosLike()
@@ -33,6 +34,11 @@ cast_like = A.CastLike()
 
 
 # ------------------------------------------------------------------ helpers
+#: The gradient of an index input: none.  Not ``zeros_like(index)``: an index
+#: such as ``(slice(None), [0, 2])`` is no array, and NumPy cannot make zeros
+#: of it while compiling.
+_NO_GRAD = None
+
 # Plain functions over abstract values: inlined into the rules that call them.
 def _count(xs):
     """How many elements the tuple ``xs`` has (known while compiling)."""
@@ -240,14 +246,14 @@ def get_bprop_split(self):
 @bprop_getters.register(A.GetItem)
 def get_bprop_getitem(self):
     def bprop(x, index, out, dout):
-        return getitem_grad(dout, x, index), zeros_like(index)
+        return getitem_grad(dout, x, index), _NO_GRAD
     return bprop
 
 
 @bprop_getters.register(A.GetItemGrad)
 def get_bprop_getitem_grad(self):
     def bprop(dout_, x, index, out, dout):
-        return getitem(dout, index), zeros_like(x), zeros_like(index)
+        return getitem(dout, index), zeros_like(x), _NO_GRAD
     return bprop
 
 
@@ -255,8 +261,16 @@ def get_bprop_getitem_grad(self):
 def get_bprop_setitem(self):
     def bprop(x, index, value, out, dout):
         dx = setitem(dout, index, 0)
-        dvalue = unbroadcast(getitem(dout, index), value)
-        return dx, zeros_like(index), dvalue
+        dvalue = unbroadcast(setitem_value_grad(dout, index), value)
+        return dx, _NO_GRAD, dvalue
+    return bprop
+
+
+@bprop_getters.register(A.SetItemValueGrad)
+def get_bprop_setitem_value_grad(self):
+    # each position written gets the gradient of the one write that survived there
+    def bprop(dout_, index, out, dout):
+        return setitem(zeros_like(dout_), index, dout), _NO_GRAD
     return bprop
 
 
@@ -437,6 +451,7 @@ def get_jvp_linear1(self):
 @jvp_getters.register(A.ExpandDims)
 @jvp_getters.register(A.Tile)
 @jvp_getters.register(A.GetItem)
+@jvp_getters.register(A.SetItemValueGrad)
 @jvp_getters.register(A.GatherNd)
 @jvp_getters.register(A.RepeatGrad)
 @jvp_getters.register(A.CastLike)

@@ -1,4 +1,6 @@
 """bprop and JVP rules for math primitives (elementwise, reductions, linear algebra)."""
+import math
+
 from ..operations import math_ops as M
 from ..operations import array_ops as A
 from .grad_base import bprop_getters, jvp_getters
@@ -508,6 +510,48 @@ def get_jvp_maximum_minimum(self):
         wx, wy, tie = extremum_weights(x, y, wins)
         return tangent_sum(None if tx is None else tx * wx + tx * tie * 0.5,
                            None if ty is None else ty * wy + ty * tie * 0.5, out)
+    return jvp
+
+
+_LN2 = math.log(2.0)
+
+
+def log_add_shares(x, y, out, ln_base):
+    """The slopes of ``out = log_b(b ** x + b ** y)``: ``b ** (x - out)`` and ``b ** (y - out)``.
+
+    Smooth everywhere (both in (0, 1], summing to 1), so differentiating
+    them again gives the curvature at x = y (1/4 for base e) that a form
+    built from max and abs would lose.
+    """
+    if ln_base == 1:
+        return exp(x - out), exp(y - out)
+    return exp((x - out) * ln_base), exp((y - out) * ln_base)
+
+
+def _ln_base(prim):
+    return 1 if isinstance(prim, M.LogAddExp) else _LN2
+
+
+@bprop_getters.register(M.LogAddExp)
+@bprop_getters.register(M.LogAddExp2)
+def get_bprop_logaddexp(self):
+    ln_base = _ln_base(self)
+
+    def bprop(x, y, out, dout):
+        sx, sy = log_add_shares(x, y, out, ln_base)
+        return binop_grad_common(x, y, dout * sx, dout * sy)
+    return bprop
+
+
+@jvp_getters.register(M.LogAddExp)
+@jvp_getters.register(M.LogAddExp2)
+def get_jvp_logaddexp(self):
+    ln_base = _ln_base(self)
+
+    def jvp(x, y, out, tx, ty):
+        sx, sy = log_add_shares(x, y, out, ln_base)
+        return tangent_sum(None if tx is None else tx * sx, None if ty is None else ty * sy,
+                           out)
     return jvp
 
 

@@ -51,6 +51,8 @@ _round = M.Round()
 _floordiv = M.FloorDiv()
 _mod = M.Mod()
 _maximum = M.Maximum()
+_logaddexp = M.LogAddExp()
+_logaddexp2 = M.LogAddExp2()
 _minimum = M.Minimum()
 _logical_and = M.LogicalAnd()
 _logical_or = M.LogicalOr()
@@ -148,8 +150,13 @@ arctan2 = atan2
 
 
 def logaddexp(x1, x2):
-    """``log(exp(x1) + exp(x2))`` without overflow: max plus log1p of the gap."""
-    return _maximum(x1, x2) + _log1p(_exp(-_abs(x1 - x2)))
+    """``log(exp(x1) + exp(x2))`` without overflow (one primitive: smooth at x1 = x2)."""
+    return _logaddexp(x1, x2)
+
+
+def logaddexp2(x1, x2):
+    """``log2(2 ** x1 + 2 ** x2)`` without overflow (one primitive: smooth at x1 = x2)."""
+    return _logaddexp2(x1, x2)
 
 
 # -------------------------------------------------------------------- unary
@@ -627,9 +634,9 @@ NUMPY = {
     np.add: add, np.subtract: sub, np.multiply: mul, np.divide: div, np.true_divide: div,
     np.power: pow, np.negative: neg, np.floor_divide: floor_div, np.mod: floor_mod,
     np.remainder: floor_mod, np.maximum: maximum, np.minimum: minimum,
-    np.logaddexp: logaddexp, np.logical_and: logical_and, np.logical_or: logical_or,
-    np.logical_not: logical_not, np.bitwise_and: bitwise_and, np.bitwise_or: bitwise_or,
-    np.bitwise_xor: bitwise_xor, np.invert: invert,
+    np.logaddexp: logaddexp, np.logaddexp2: logaddexp2, np.logical_and: logical_and,
+    np.logical_or: logical_or, np.logical_not: logical_not, np.bitwise_and: bitwise_and,
+    np.bitwise_or: bitwise_or, np.bitwise_xor: bitwise_xor, np.invert: invert,
     np.sum: _np_sum, np.mean: _np_mean, np.max: _np_max, np.amax: _np_max, np.min: _np_min,
     np.amin: _np_min, np.prod: _np_prod, np.cumsum: _np_cumsum,
     np.matmul: _np_matmul, np.dot: _np_dot, np.inner: inner, np.outer: _np_outer,

@@ -307,13 +307,24 @@ class SetItem(Primitive):
 
     ``index`` is any NumPy index (slices, ints, None, Ellipsis, integer
     arrays, boolean masks); ``value`` broadcasts to ``x[index]``.  With an
-    integer-array index naming one position twice, the last write wins and
-    the gradient assumes distinct positions.
+    integer-array index naming one position twice, the write NumPy keeps (the
+    last) is the only one that reaches the output, and the only one with a
+    gradient.
     """
-    formula = "dx = dout with zeros at index, dvalue = unbroadcast(dout[index], value)"
+    formula = ("dx = dout with zeros at index, "
+               "dvalue = unbroadcast(SetItemValueGrad(dout, index), value)")
 
     def emit(self, x, index, value):
         return "rt.array_setitem(%s, %s, %s)" % (x, index, value)
+
+
+class SetItemValueGrad(Primitive):
+    """``dout[index]`` with zeros at the writes of ``x[index] = value`` that a later write
+    to the same position overwrote (SetItem's adjoint for ``value``)."""
+    formula = "d_dout = zeros like dout with d written at index (SetItem)"
+
+    def emit(self, dout, index):
+        return "rt.array_setitem_value_grad(%s, %s)" % (dout, index)
 
 
 class Gather(Primitive):

@@ -76,6 +76,16 @@ Minimum = _binary(
     "The gradient goes to the smaller input; on ties it is split evenly (half each).",
     "dx = dout * (x < y) + dout * (x == y) / 2, dy = dout * (x > y) + dout * (x == y) / 2",
     nondifferentiable="x = y (the gradient is split evenly)")
+LogAddExp = _binary(
+    "LogAddExp", "xp.logaddexp",
+    "log(exp(x) + exp(y)) without overflow, with NumPy broadcasting.\n\n"
+    "One primitive rather than max(x, y) + log1p(exp(-|x - y|)): that form is smooth only "
+    "as a whole, and differentiating its pieces loses the curvature at x = y.",
+    "dx = dout * exp(x - out), dy = dout * exp(y - out)")
+LogAddExp2 = _binary(
+    "LogAddExp2", "xp.logaddexp2",
+    "log2(2 ** x + 2 ** y) without overflow, with NumPy broadcasting (see LogAddExp).",
+    "dx = dout * 2 ** (x - out), dy = dout * 2 ** (y - out)")
 
 # ------------------------------------------------------------------ unary math
 Neg = _unary("Neg", "-{0}", "-x.", "dx = -dout")
