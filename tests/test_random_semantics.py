@@ -129,14 +129,22 @@ def row_loop(x, z):
     return v
 
 
-@pytest.mark.xfail(strict=True, reason="KNOWN_BUGS['int_loop_rows']")
-def test_known_bug_integer_input_read_by_a_loop():
-    # seed 100032: the gradient of z (fractional) must be the documented TypeError,
-    # not numpy's UFuncTypeError from the int64 accumulator in generated code
+def sum_in_loop(x, z):
+    v = x * 1.0
+    for i in range(2):
+        v = np.sin(v + np.sum(z))
+    return v
+
+
+@pytest.mark.xfail(strict=True, reason="KNOWN_BUGS['int_read_in_loop']")
+@pytest.mark.parametrize("fn", [row_loop, sum_in_loop])
+def test_known_bug_integer_input_read_in_a_loop(fn):
+    # seeds 100032, 100109: the gradient of z (fractional) must be the documented
+    # TypeError, not numpy's UFuncTypeError from the int64 accumulator in generated code
     x = np.array([0.3, -0.5])
     z = np.array([[1, -1], [1, 1]])
     with pytest.raises(TypeError, match="position 1 \\('z'\\) is not exact in its dtype"):
-        ops.GradOperation(get_all=True)(row_loop)(x, z)
+        ops.GradOperation(get_all=True)(fn)(x, z)
 
 
 def test_known_bugs_have_their_tests():
