@@ -487,6 +487,10 @@ def _grad_chain(base, order):
         gf = GradOperation()(gf)
 
     def grad_fn(*args):
+        # a constant first input with runtime ones after it (all constants: () and a warning)
+        if args and not G.has_runtime_leaves(G.arg_spec(args[0])) \
+                and G.has_runtime_leaves(G.arg_spec(args)):
+            _constant_position(0, args[0])
         return gf(*args)
     grad_fn.__s2sad_first_grad_of__ = (base, order)
     return _inspectable_chain(grad_fn, gf)
@@ -635,11 +639,9 @@ def _refuse_complex_inputs(fn, values, api, what=None):
     try:
         refuse_complex(values)
     except UnfitInput as err:
-        named = name_input(err, values, None if what else _user_param_names(fn))
-        message = str(named)
-        if what:
-            message = message.replace("the input at position", what + " at position", 1)
-        raise TypeError("For '%s', %s" % (api, message)) from None
+        named = name_input(err, values, None if what else _user_param_names(fn),
+                           noun=what or "the input")
+        raise TypeError("For '%s', %s" % (api, named)) from None
 
 
 def jvp(fn, inputs, v, has_aux=False):

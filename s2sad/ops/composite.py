@@ -186,11 +186,12 @@ def refuse_complex(values, in_mutable=False):
             raise UnfitInput(v, _COMPLEX % ("%s", np.asarray(data).dtype))
 
 
-def name_input(err, args, names=None, positions=None, sens=None):
+def name_input(err, args, names=None, positions=None, sens=None, noun="the input"):
     """``err`` (an ``UnfitInput``) as a TypeError naming the argument ``err.like`` is in.
 
     ``positions[i]`` is the user's position of ``args[i]`` (default ``i``) and
-    ``names`` the parameter names by position; ``sens`` the sens argument.
+    ``names`` the parameter names by position; ``sens`` the sens argument;
+    ``noun`` what the arguments are (``the tangent`` for ``jvp``'s).
     """
     from ..tensor import Parameter
     if isinstance(err.like, Parameter):
@@ -199,17 +200,18 @@ def name_input(err, args, names=None, positions=None, sens=None):
         what = "an input"
         for i, a in enumerate(args):
             if _contains(a, err.like):
-                what = describe_input(positions[i] if positions is not None else i, names)
+                what = describe_input(positions[i] if positions is not None else i, names,
+                                      noun)
                 break
     if sens is not None and _contains(sens, err.like):
         what = "the sens (the last argument)"
     return TypeError(err.problem % what)
 
 
-def describe_input(position, names):
+def describe_input(position, names, noun="the input"):
     """``the input at position 1 ('y')`` (the name when known)."""
     name = names[position] if names is not None and position < len(names) else None
-    return "the input at position %d%s" % (position, " ('%s')" % name if name else "")
+    return "%s at position %d%s" % (noun, position, " ('%s')" % name if name else "")
 
 
 def warn_constants(gf, specs, positions, names):
