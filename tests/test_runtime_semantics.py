@@ -339,3 +339,17 @@ def test_list_returned_by_a_helper_is_still_a_list():
             return np.sum(ys[0] * ys[1])
         return np.sum(ys[0])
     np.testing.assert_allclose(G(f)(A), 4.0 * A)
+
+
+def test_isinstance_of_a_parameter_attribute():
+    class Net(s2sad.nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.w = s2sad.Parameter(np.array([2.0, 3.0]), name="w")
+
+        def construct(self, x):
+            if isinstance(self.w, s2sad.Parameter) and not isinstance(self.w, np.ndarray):
+                return np.sum(self.w * x)
+            return np.sum(x)
+    got = G(Net())(A)
+    np.testing.assert_allclose(getattr(got, "asnumpy", lambda: got)(), [2.0, 3.0])

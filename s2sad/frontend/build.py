@@ -260,7 +260,8 @@ class Builder(ControlFlow, Closures, Aliasing):
             return Const(check(dict))
         if not isinstance(value, Var):
             return None
-        types_ = self.kinds.get(value.id) or _RUNTIME_TYPES
+        types_ = self.kinds.get(value.id) or next(
+            ((type(obj),) for var, _, obj in self.inputs.entries if var is value), _RUNTIME_TYPES)
         answers = {check(t) for t in types_}
         if len(answers) == 1:
             return Const(answers.pop())
