@@ -58,6 +58,7 @@ tile_grad = P.TileGrad()
 slice_ = P.Slice()
 getitem = P.GetItem()
 getitem_grad = P.GetItemGrad()
+setitem_value_grad = P.SetItemValueGrad()
 setitem = P.SetItem()
 gather = P.Gather()
 gather_grad = P.GatherGrad()
@@ -316,6 +317,10 @@ def f_getitem_grad(d):
     return getitem_grad(d, TILE_X, (slice(None), slice(1, 3)))
 
 
+def f_setitem_value_grad(d):
+    return setitem_value_grad(d, ([2, 0, -1], slice(1, 3)))    # rows 2 and -1 are one row
+
+
 def f_setitem_slice(x, v):
     return setitem(x, (slice(None), 1), v)
 
@@ -430,6 +435,8 @@ INDEXING = [
     Case("GetItem", f_getitem, [normal((3, 4), 42)], lambda x: x[:, 1]),
     Case("GetItemGrad", f_getitem_grad, [normal((2, 2), 43)],
          lambda d: np.pad(d, ((0, 0), (1, 0)))),
+    Case("SetItemValueGrad", f_setitem_value_grad, [normal((3, 4), 43)],
+         lambda d: d[[2, 0, -1], 1:3] * np.array([[0.0], [1.0], [1.0]])),
     Case("SetItem-slice", f_setitem_slice, [normal((3, 4), 44), normal((3,), 45)],
          setitem_ref((slice(None), 1))),
     Case("SetItem-broadcast", f_setitem_scalar, [normal((3, 4), 44), normal((), 45)],
