@@ -33,6 +33,12 @@ differences of the inputs and Parameters; and it checks second derivatives
 Programs that only a known defect (``KNOWN_BUGS``) would fail are not
 generated.
 
+Programs also draw the cases of docs/semantics.md: a 0-d input passed as
+``np.float64``, integer and bool inputs, a complex first input, decorators
+(on the function, its ``construct`` or a helper), item assignment naming one
+element twice, and module-level values the check changes between two calls
+of one gradient function (``check_input_types``, ``check_global_changes``).
+
 The hypothesis strategies (``seeds``, ``programs``) and the seeded API
 (``generate``) produce the same programs, so a failure found by ``tools/fuzz.py``
 reproduces in a test from its seed.
@@ -245,6 +251,7 @@ class _Gen:
         self.global_changes = []
         self.decorators = set()
         self.int_linear = None    # an integer input read only as ``c * np.sum(k)``
+        self.typed_inputs = self.complex_input = False      # set by input_kinds
 
     # ---------------------------------------------------------------- utils
     def fresh(self, prefix="v"):
