@@ -27,8 +27,8 @@ from .. import tracebacks
 from ..errors import S2SADError
 from ..backend.runtime import constexpr
 from ..nn.cell import Cell
-from ..ops.composite import (GradOperation, GradFunction, UnfitInput, _PackedFastPath, _fn_key,
-                             name_input, refuse_complex, warn_constants)
+from ..ops.composite import (GradOperation, GradFunction, UnfitInput, _PackedFastPath,
+                             _fn_key, name_input, refuse_complex, warn_constants)
 
 
 # ------------------------------------------------------------------ helpers
@@ -612,7 +612,8 @@ def _jvp_compiled(fn, inputs, v=None):
             entry = _jvp_cache.get(key, root, py_fn)
             if entry is None:
                 entry = G.compile_jvp(py_fn, root, inputs, specs)
-                _jvp_cache.put(key, entry, specs, family=key[:2])
+                _jvp_cache.put(key, entry, specs, family=(id(py_fn), key[1]), fn=py_fn,
+                               root=root)
     return entry, root, specs
 
 

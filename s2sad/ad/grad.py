@@ -11,6 +11,7 @@ import os
 import sys
 import threading
 import warnings
+import weakref
 
 import numpy as np
 
@@ -286,7 +287,7 @@ def _finish(ir, t, header, **kw):
         source = gen.function(ir, header=title)
     callable_ = compile_source(source, ir.name, gen.consts.namespace(), gen.where)
     return Compiled(forward=t.forward, grad_ir=ir, source=source, fn=callable_,
-                    check=t.builder.guards.compile(), n_guards=len(t.builder.guards),
+                    check=t.builder.guards.compile(), guards=t.builder.guards,
                     inputs=t.builder.inputs, result_structure=t.result, info=t.info,
                     hints=t.hints, display=t.display, **kw)
 
@@ -481,16 +482,21 @@ class GradCache:
                     return entry
         return None
 
-    def put(self, key, entry, specs=None, family=None):
+    def put(self, key, entry, specs=None, family=None, fn=None, root=None):
         """Keep ``entry``; ``family`` is what stays the same across recompiles of one
-        function (``key`` less the argument structure), for the recompile warning."""
+        function ``fn`` (``key`` less the argument structure), for the recompile
+        warning, which also says what the entries already there for ``key`` no
+        longer match (read from ``root`` and ``fn``)."""
         with self._lock:
+            stale = [g for e in self._entries.get(key, ())
+                     for g in e.guards.failing(root, fn)][:3]
             self._entries.setdefault(key, []).append(entry)
             self._entries.move_to_end(key)
             self._count += 1
             while self._count > max(MAX_ENTRIES, 1):
                 self._drop_oldest()
-            _note_compile(self, key[0] if family is None else family, entry, specs)
+            _note_compile(self, key[0] if family is None else family, entry, specs,
+                          _weak(fn), stale)
 
     def _drop_oldest(self):
         key, entries = next(iter(self._entries.items()))
@@ -522,14 +528,16 @@ class GradCache:
         return self._count
 
 
-def _note_compile(cache, fn_key, entry, specs):
+def _note_compile(cache, fn_key, entry, specs, function_ref=None, stale=()):
     """Log a compile when asked (``S2SAD_LOG_COMPILES=1``); warn when one function recompiles often.
 
     The warning names the arguments whose kind or Python value changed
     between the last two compiles, or says that something read while
     compiling (a global, a closure variable, an attribute) changed.
     """
-    count, last, warned = cache._compiles.get(fn_key, (0, None, False))
+    count, last, warned, ref = cache._compiles.get(fn_key, (0, None, False, None))
+    if ref is not None and ref() is None:     # another function, at a reused id
+        count, last, warned = 0, None, False
     count += 1
     now = _leaf_specs(getattr(entry, "hints", None), specs)
     changed = [name for name, spec in now if last is not None and
@@ -541,7 +549,7 @@ def _note_compile(cache, fn_key, entry, specs):
         why = "first compile" if last is None else (
             "argument%s %s changed" % ("s" if len(changed) > 1 else "",
                                        ", ".join(repr(n) for n in changed))
-            if changed else "a global, closure variable or attribute it read changed")
+            if changed else _what_changed(stale))
         print("s2sad: compiling the %s of %s (%s), compile #%d: %s"
               % (cache.what, display, where, count, why), file=sys.stderr)
     if count >= RECOMPILE_WARNING and not warned:
@@ -552,13 +560,12 @@ def _note_compile(cache, fn_key, entry, specs):
                    "it in s2sad.mutable(...) to make it a runtime value"
                    % ("s" if len(changed) > 1 else "", ", ".join(repr(n) for n in changed)))
         else:
-            why = ("something it reads while compiling (a global, a closure variable, an "
-                   "attribute or a default) changed between calls")
+            why = _what_changed(stale) + " between calls"
         warnings.warn("s2sad: the %s of %s (%s) has been compiled %d times: %s. Set "
                       "S2SAD_LOG_COMPILES=1 to see each compile." % (cache.what, display, where,
                                                                      count, why),
                       RecompileWarning, stacklevel=_user_stacklevel())
-    cache._compiles[fn_key] = (count, now, warned)
+    cache._compiles[fn_key] = (count, now, warned, function_ref)
     while len(cache._compiles) > 4 * max(MAX_ENTRIES, 1):
         del cache._compiles[next(iter(cache._compiles))]
 
@@ -575,6 +582,20 @@ def _user_stacklevel():
     return level
 
 
+def _what_changed(stale):
+    if stale:
+        return "changed: %s" % ", ".join(stale)
+    return "something it read while compiling (a global, a closure variable, an attribute " \
+        "or a default) changed"
+
+
+def _weak(obj):
+    try:
+        return weakref.ref(obj)
+    except TypeError:
+        return None
+
+
 class RecompileWarning(UserWarning):
     """One function was compiled again and again (a Python number argument that changes)."""
 
@@ -582,7 +603,9 @@ class RecompileWarning(UserWarning):
 def _leaf_specs(hints, specs):
     """``(name, spec)`` of each argument leaf, names from the parameters' hints."""
     out = []
-    for h, s in zip(hints or (), specs or ()):
+    hints = list(hints or ())
+    hints += ["sens"] * (len(specs or ()) - len(hints))     # a sens follows the inputs
+    for h, s in zip(hints, specs or ()):
         _leaves_into(out, h, s)
     return out
 

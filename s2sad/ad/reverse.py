@@ -19,9 +19,12 @@ backward loop pops them back into the same names; the adjoints of the carried
 values are the backward loop's carried values, and contributions to values
 from outside the loop are accumulated in carried sums.
 """
+import inspect
+
+import gast
 import numpy as np
 
-from ..errors import NoGradientRuleError, RuleError
+from ..errors import CompileError, NoGradientRuleError, RuleError
 from ..ir.nodes import (Var, Const, Op, Func, Region, AdjointOf, defined_ids, leaves,
                         tag_frame, walk_ops)
 from ..ir import control as C
@@ -264,6 +267,31 @@ def copy_ops(ops):
             for op in ops]
 
 
+def _bprop_arity_error(cell, grads, n_in):
+    """The user's ``bprop`` returned no tuple, or one of the wrong length.
+
+    The error points at the bprop's ``return`` (its ``def`` when it has
+    several), since the bprop is the user's code.
+    """
+    from ..frontend.parse import get_source_info
+    bprop = type(cell).bprop
+    info = get_source_info(bprop)
+    returns = [n for n in gast.walk(info.tree) if isinstance(n, gast.Return)]
+    loc = info.loc(returns[0] if len(returns) == 1 else info.tree)
+    name = type(cell).__name__
+    if isinstance(grads, tuple):
+        got = "%d" % len(grads)
+    else:
+        got = "a single value, not a tuple"
+    args = ", ".join("d" + p for p in list(inspect.signature(bprop).parameters)[1:1 + n_in])
+    return CompileError(
+        "For user defined method 'bprop' of net '%s', the number of return values (gradients) "
+        "should be equal to the number of input arguments except 'out' and 'dout', which is: "
+        "%d, but got: %s." % (name, n_in, got), loc,
+        hint="return a tuple with one gradient per input of construct: (%s)"
+             % (args + "," if n_in == 1 else args))
+
+
 # ------------------------------------------------------------------ the pass
 class _Reverse:
     def __init__(self):
@@ -278,6 +306,7 @@ class _Reverse:
         self.branch_defined = {}    # (If, branch) -> ids that region of that If defines
         self.adj_stacks = {}
         self.shape_pairs = []       # (adjoint, value) pairs: same shape (see passes.same_shape)
+        self.late_inputs = []       # runtime inputs first read by a Cell's bprop
 
     def adjoints(self):
         return _Adjoints(self.b, self.zero_ids, self.shape_pairs)
@@ -384,22 +413,22 @@ class _Reverse:
             return
         douts = [d if d is not None else b.emit(A.ZerosLike(), [o], op.loc)
                  for d, o in zip(douts, op.outs)]
-        out = op.outs[0] if len(op.outs) == 1 else tuple(op.outs)
-        dout = douts[0] if len(douts) == 1 else tuple(douts)
-        cell = op.prim.cell
-        saved = (b.loc_override, b.origin)
+        prim = op.prim
+        cell = prim.cell
+        saved = (b.loc_override, b.origin, b.inputs, b.guards)
         b.origin = "%s.bprop" % type(cell).__name__
+        # self.<attr> read by the bprop: a runtime input of the program, as in construct
+        b.inputs, b.guards = prim.inputs, prim.guards
+        known = len(b.inputs.entries)
         try:
-            grads = b.call_function(type(cell).bprop, list(op.args) + [out, dout], loc=op.loc,
-                                    self_value=Const(cell, op.prim.path))
+            grads = b.call_function(type(cell).bprop,
+                                    list(op.args) + [prim.nest(op.outs), prim.nest(douts)],
+                                    loc=op.loc, self_value=Const(cell, prim.path))
+            self.late_inputs.extend(var for var, _, _ in b.inputs.entries[known:])
         finally:
-            b.loc_override, b.origin = saved
+            b.loc_override, b.origin, b.inputs, b.guards = saved
         if not isinstance(grads, tuple) or len(grads) != len(op.args):
-            raise RuleError("%s.bprop returned %s gradients for %d inputs; it must return a "
-                            "tuple with one gradient per input"
-                            % (type(cell).__name__,
-                               len(grads) if isinstance(grads, tuple) else "a non-tuple of",
-                               len(op.args)))
+            raise _bprop_arity_error(cell, grads, len(op.args))
         grads = self.checked_shapes(op.args, grads, "%s.bprop" % type(cell).__name__)
         for arg, g in zip(op.args, grads):
             self.distribute(adj, arg, g, type(cell).bprop, op)
@@ -743,8 +772,10 @@ def reverse(func, wrt, sens=None, name=None, return_value=False):
                     o.id for o2 in r.ops for o in o2.outs)
     R.block(body, adj, func.params)
     results = [adj.total_or_zeros(v, func.loc) for v in wrt]
-    params = list(func.params) + ([s for s in leaves(sens) if isinstance(s, Var)]
-                                  if sens is not None else [])
+    # the compiled function takes the inputs, the runtime inputs (in the order
+    # they were met, so the ones a bprop met last), then the sens
+    params = list(func.params) + R.late_inputs + ([s for s in leaves(sens) if isinstance(s, Var)]
+                                                  if sens is not None else [])
     result = (func.result, tuple(results)) if return_value else tuple(results)
     out = Func(name or func.name + "_grad", params, R.pre_loop + body + b.ops, result, func.loc)
     out.backward_start = len(out.body) - len(b.ops)

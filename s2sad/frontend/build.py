@@ -260,8 +260,8 @@ class Builder(ControlFlow, Closures, Aliasing):
             return Const(check(dict))
         if not isinstance(value, Var):
             return None
-        types_ = self.kinds.get(value.id) or next(
-            ((type(obj),) for var, _, obj in self.inputs.entries if var is value), _RUNTIME_TYPES)
+        known = self.inputs.type_of(value)
+        types_ = self.kinds.get(value.id) or ((known,) if known is not None else _RUNTIME_TYPES)
         answers = {check(t) for t in types_}
         if len(answers) == 1:
             return Const(answers.pop())
@@ -541,7 +541,8 @@ class Builder(ControlFlow, Closures, Aliasing):
             v = items.value
             if isinstance(v, (range, tuple, list)) or hasattr(v, "__iter__") and not isinstance(
                     v, (np.ndarray, str, dict)) and not _is_tensor(v):
-                return [self.lift(x, resolve.child_path(items, i)) for i, x in enumerate(v)]
+                return [self.lift(x, resolve.child_path(items, i, item=True))
+                        for i, x in enumerate(v)]
         return None
 
     # ------------------------------------------------------------ assignment
@@ -579,7 +580,8 @@ class Builder(ControlFlow, Closures, Aliasing):
         if isinstance(value, tuple):
             elems = list(value)
         elif isinstance(value, Const) and isinstance(value.value, (tuple, list)):
-            elems = [self.lift(x, resolve.child_path(value, i)) for i, x in enumerate(value.value)]
+            elems = [self.lift(x, resolve.child_path(value, i, item=True))
+                     for i, x in enumerate(value.value)]
         else:
             raise CompileError("cannot unpack a runtime value into several names; "
                                "unpack tuples whose length is known while compiling", loc)
@@ -848,7 +850,7 @@ class Builder(ControlFlow, Closures, Aliasing):
             except Exception as e:
                 raise CompileError("%s: %s" % (type(e).__name__, e), loc)
             i = const_value(index)
-            return self.lift(value, resolve.child_path(base, i))
+            return self.lift(value, resolve.child_path(base, i, item=True))
         if isinstance(base, Var):
             return self.emit(A.GetItem(), [base, index], loc)
         if isinstance(base, Const):
@@ -928,8 +930,8 @@ class Builder(ControlFlow, Closures, Aliasing):
             raise CompileError("calling a runtime value is not supported", loc)
         f = func.value
         from ..ops.composite import GradFunction
-        if isinstance(f, GradFunction) and not all(is_const(a) for a in args):
-            return self.call_grad(f, args, kwargs, loc)
+        if isinstance(f, GradFunction):     # never evaluated now: it reads Parameters
+            return self.call_grad(f, args, kwargs, loc, func.path)
         if isinstance(f, Primitive):
             if kwargs:
                 raise CompileError("primitive %s takes positional inputs only" % f.name, loc)
@@ -1021,20 +1023,20 @@ class Builder(ControlFlow, Closures, Aliasing):
             body = self.ops
         finally:
             self.ops = saved
+        prim = C.CustomBprop(cell, path, map_structure(lambda _: None, result), self)
         outs = [Var() for _ in leaves(result)]
-        it = iter(outs)
-        structured = map_structure(lambda _: next(it), result)
-        self.ops.append(Op(C.CustomBprop(cell, path), [canon(a) for a in args], outs, loc,
+        self.ops.append(Op(prim, [canon(a) for a in args], outs, loc,
                            regions=[Region((), body, tuple(leaves(result)))]))
-        return structured
+        return prim.nest(outs)
 
-    def call_grad(self, gf, args, kwargs, loc):
+    def call_grad(self, gf, args, kwargs, loc, gf_path=None):
         """Inline the adjoint program of ``gf`` applied to ``args`` (higher order).
 
         The callee is traced into its own op list with fresh parameters (bound
         to the arguments by ``Copy``), differentiated by reverse mode, and the
         resulting forward-and-backward ops are spliced in here, where the
-        outer derivative sees primitives only.
+        outer derivative sees primitives only.  ``gf_path`` is where ``gf`` was
+        read from: what its function captured is guarded through it.
         """
         from ..ad.reverse import reverse
         if kwargs:
@@ -1053,6 +1055,7 @@ class Builder(ControlFlow, Closures, Aliasing):
             hint = names[i] if i < len(names) else None
 
             def copy(v, hint=hint):
+                v = self.runtime_leaf(v)
                 if not isinstance(v, Var):
                     return v
                 c = self.emit(C.Copy(), [v], loc)
@@ -1069,12 +1072,13 @@ class Builder(ControlFlow, Closures, Aliasing):
                 result = self.call_custom_bprop(gf.root, path, inner, {}, loc)
             else:
                 result = self.call_function(gf.fn, inner, loc=loc, self_value=self_value,
-                                            outline=False)
+                                            outline=False, path=_step(gf_path, "fn"))
             body = self.ops
         finally:
             self.ops = saved
         which = gf._which_inputs()
         groups = [[v for v in leaves(a) if isinstance(v, Var)] for a in inner]
+        self.check_selected(gf, inner, loc)
         if which == "all":
             wrt_in = [v for g in groups for v in g]
         elif which == "first":
@@ -1152,6 +1156,32 @@ class Builder(ControlFlow, Closures, Aliasing):
     def in_library(self):
         """Whether the function being walked is s2sad's own (a rule, a functional form)."""
         return bool(self.frames) and _is_library(self.frames[-1][0].fn)
+
+    def runtime_leaf(self, v):
+        """``v`` as the gradient function called eagerly would see it.
+
+        An array or NumPy scalar known while compiling (a global, a value
+        computed from constants) is a differentiable argument of an eager
+        call, so it becomes a runtime input here too: the inner gradient is
+        then taken with respect to the same arguments as eagerly.
+        """
+        if isinstance(v, Const) and isinstance(v.value, (np.ndarray, np.generic)) \
+                and v.value.dtype.kind in "biufc":
+            return self.inputs.var_for(v.value, v.path)
+        return v
+
+    def check_selected(self, gf, inner, loc):
+        """``s2sad.grad``'s selected positions must be runtime values, as in eager calls."""
+        from ..ad.api import _SelectedGrad, _constant_position
+        if not isinstance(gf, _SelectedGrad) or not inner:
+            return
+        for p, a in zip(gf.positions, inner[0]):
+            if not any(isinstance(v, Var) for v in leaves(a)):
+                try:
+                    _constant_position(p, const_value(a) if is_const(a) else a)
+                except TypeError as e:
+                    # through s2sad.grad's wrapper: the user's call, not the wrapper's line
+                    raise CompileError(str(e), self.loc_override or loc)
 
     def evaluate(self, f, args, kwargs, loc):
         """Call ``f`` now, on the values of known arguments."""

@@ -37,22 +37,32 @@ class _Fn:
 FN = _Fn()
 
 
-class Globals:
-    """The origin of paths that start at a module's globals (held: modules live long)."""
+class Same:
+    """A key that matches only the very object it holds (not one equal to it)."""
 
-    __slots__ = ("dict",)
+    __slots__ = ("obj",)
 
-    def __init__(self, d):
-        self.dict = d
+    def __init__(self, obj):
+        self.obj = obj
 
     def __eq__(self, other):
-        return type(other) is Globals and other.dict is self.dict
+        return type(other) is type(self) and other.obj is self.obj
 
     def __hash__(self):
-        return id(self.dict)
+        return id(self.obj)
+
+
+class Globals(Same):
+    """The origin of paths that start at a module's globals (held: modules live long)."""
+
+    __slots__ = ()
+
+    @property
+    def dict(self):
+        return self.obj
 
     def __repr__(self):
-        return "Globals(%s)" % self.dict.get("__name__", "?")
+        return "Globals(%s)" % self.obj.get("__name__", "?")
 
 
 class Item:
@@ -90,12 +100,13 @@ def stable(value):
     return name.split(".")[0] in STABLE_MODULES
 
 
-def child(const, step):
-    """The path of ``const.<step>`` / ``const[step]``, or ``None`` when unguarded."""
+def child(const, step, item=False):
+    """The path of ``const.<step>`` (``const[step]`` with ``item``), or ``None`` when
+    unguarded: ``const`` has no path, or is a library module."""
     path = const.path
     if path is None or stable(const.value):
         return None
-    if not isinstance(step, (str, int)) or isinstance(step, bool):
+    if item and (type(step) is not int):
         try:
             hash(step)
         except TypeError:
@@ -121,6 +132,29 @@ def read_path(root, path, fn=None):
         else:
             value = value[step]
     return value
+
+
+def describe(path):
+    """A path as the user would write it: ``self.cfg['a']``, ``SCALE``, ``f.<closure k>``."""
+    steps = list(path)
+    if steps and steps[0] is FN:
+        text, steps = "the function", steps[1:]
+    elif steps and type(steps[0]) is Globals:
+        text, steps = "%s." % steps[0].obj.get("__name__", "?"), steps[1:]
+        if steps and type(steps[0]) is Item:
+            text, steps = text + str(steps[0].key), steps[1:]
+    else:
+        text = "self"
+    i = 0
+    while i < len(steps):
+        step = steps[i]
+        if step == "__closure__" and i + 2 < len(steps) and steps[i + 2] == "cell_contents":
+            text += "'s closure variable #%d" % steps[i + 1]
+            i += 3
+            continue
+        text += ("." + step) if type(step) is str else "[%r]" % getattr(step, "key", step)
+        i += 1
+    return text
 
 
 # ------------------------------------------------------------------- keys
@@ -176,10 +210,9 @@ def classify(value):
     t = type(value)
     if t in _SCALARS:
         return ("const", (t, value))
-    if isinstance(value, Parameter):
-        return ("isinstance", Parameter)
     if isinstance(value, (Tensor, np.ndarray)):
-        return ("isinstance", (Tensor, np.ndarray))
+        # read on every call; its exact type may have answered an isinstance
+        return ("type", t)
     if isinstance(value, Primitive):
         return ("prim", (t, value.key()))
     if isinstance(value, Cell):
@@ -189,8 +222,9 @@ def classify(value):
         return ("code", value.__code__)
     if t is types.MethodType and hasattr(value.__func__, "__code__"):
         return ("func", value.__func__.__code__)
-    if t in (tuple, list, dict):
-        return ("len", (t, len(value)))
+    if t in (tuple, list, dict, set, frozenset):
+        # often read whole (passed on, compared, iterated): compared by contents
+        return ("deep", deep_key(value))
     if t is types.MethodType or t is types.BuiltinFunctionType and not isinstance(
             value.__self__, (types.ModuleType, type(None))):
         return ("eq", value)     # a method of a builtin object (``d.get``): made anew per read
@@ -221,6 +255,16 @@ class GuardSet:
 
     def __len__(self):
         return len(self.checks)
+
+    def failing(self, root, fn):
+        """What no longer holds, each as ``describe(path)`` (for the recompile log)."""
+        out = []
+        for path, check in self.checks.items():
+            one = GuardSet()
+            one.checks[path] = check
+            if not one.compile()(root, fn):
+                out.append(describe(path))
+        return out
 
     def compile(self):
         """One function ``check(root, fn) -> bool`` testing every guard."""
@@ -263,6 +307,17 @@ def _reader(i, path, ns):
     return expr
 
 
+# one payload ``o``, compared with the value read: a missing attribute is False too
+_TESTS = {
+    "is": "({read} is {o})",
+    "eq": "({read} == {o})",
+    "code": "({read}.__code__ is {o})",
+    "func": "({read}.__func__.__code__ is {o})",
+    "type": "(type({read}) is {o})",
+    "deep": "(_deep({read}) == {o})",
+}
+
+
 def _test(i, path, kind, payload, ns):
     """The Python expression testing one guard (names it needs go into ``ns``)."""
     if kind == "absent":
@@ -281,31 +336,10 @@ def _test(i, path, kind, payload, ns):
         if t in (type(None), bool):
             return "(%s is v%d)" % (read, i)
         return "(type(%s) is t%d and v == v%d)" % (v, i, i)
-    if kind == "is":
-        ns["o%d" % i] = payload
-        return "(%s is o%d)" % (read, i)
-    if kind == "eq":
-        ns["o%d" % i] = payload
-        return "(%s == o%d)" % (read, i)
-    if kind == "code":
-        ns["c%d" % i] = payload
-        return "(%s.__code__ is c%d)" % (read, i)     # no such attribute: False
-    if kind == "func":
-        ns["c%d" % i] = payload
-        return "(%s.__func__.__code__ is c%d)" % (read, i)
-    if kind == "isinstance":
-        ns["t%d" % i] = payload
-        return "isinstance(%s, t%d)" % (read, i)
-    if kind == "type":
-        ns["t%d" % i] = payload
-        return "(type(%s) is t%d)" % (read, i)
     if kind == "prim":
         ns["t%d" % i], ns["v%d" % i] = payload
         return "(type(%s) is t%d and v.key() == v%d)" % (v, i, i)
-    if kind == "len":
-        ns["t%d" % i], ns["v%d" % i] = payload
-        return "(type(%s) is t%d and len(v) == v%d)" % (v, i, i)
-    if kind == "deep":
-        ns["v%d" % i] = payload
-        return "(_deep(%s) == v%d)" % (read, i)
+    ns["o%d" % i] = payload
+    if kind in _TESTS:
+        return _TESTS[kind].format(read=read, o="o%d" % i)
     raise ValueError("unknown guard kind %r" % kind)

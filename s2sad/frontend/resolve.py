@@ -32,10 +32,10 @@ def closure_vars(fn):
     return out
 
 
-def child_path(const, name):
-    """The path of ``const.<name>`` (or ``const[name]``), if ``const`` has one."""
+def child_path(const, name, item=False):
+    """The path of ``const.<name>`` (``const[name]`` with ``item``), if ``const`` has one."""
     from .guards import child
-    return child(const, name)
+    return child(const, name, item)
 
 
 _SCALAR_TYPES = frozenset((type(None), bool, int, float, complex, str, bytes))
@@ -139,6 +139,7 @@ class RuntimeInputs:
     def __init__(self):
         self.entries = []   # (var, path or None, obj)
         self._by_id = {}
+        self._types = {}    # var id -> the type the value had while compiling
 
     def var_for(self, value, path, hint=None):
         from ..tensor import Parameter
@@ -154,9 +155,14 @@ class RuntimeInputs:
             hint = (hint or "const").replace(".", "_")
         var = Var(hint)
         self._by_id[key] = var
+        self._types[var.id] = type(value)
         # with a path the object is not kept: it is read again on every call
         self.entries.append((var, path, None if path is not None else value))
         return var
+
+    def type_of(self, var):
+        """The type of the value ``var`` stands for (guarded: see ``guards.classify``)."""
+        return self._types.get(var.id)
 
     def var_of(self, value):
         return self._by_id.get(id(value))

@@ -7,6 +7,7 @@ Python statement it stands for, so control flow reads back as ``if``/``for``/
 ``while``.
 """
 from ..ops.primitive import Primitive
+from .nodes import map_structure
 
 
 class ControlOp(Primitive):
@@ -130,15 +131,30 @@ class CustomBprop(Primitive):
     The op's one region holds the inlined ``construct`` (what runs forward);
     reverse mode calls ``cell.bprop(*inputs, out, dout)`` instead of
     differentiating the region.  Written by codegen as the region's code.
+
+    ``structure`` is construct's return value with ``None`` leaves: the op's
+    outputs are its flat leaves, and ``out``/``dout`` are rebuilt with it so
+    the bprop sees them nested as construct returned them.  ``builder`` is
+    the builder that inlined construct: the bprop is inlined later by
+    another one, and the ``self`` attributes it reads (Tensors, Parameters)
+    must become runtime inputs of the same program, with the same guards.
     """
 
-    def __init__(self, cell, path):
+    def __init__(self, cell, path, structure, builder):
         super().__init__(cell_class=type(cell).__name__)
         self.cell = cell
         self.path = path
+        self.structure = structure
+        self.inputs = builder.inputs
+        self.guards = builder.guards
 
     def key(self):
-        return (type(self), id(self.cell))
+        return (type(self), id(self.cell), self.structure)
+
+    def nest(self, flat):
+        """``flat`` (one item per output) in the nesting construct returned."""
+        it = iter(flat)
+        return map_structure(lambda _: next(it), self.structure)
 
     def emit(self, *args):
         raise TypeError("CustomBprop is written as a statement by codegen")

@@ -9,7 +9,7 @@ from ..ad import grad as G
 from ..errors import S2SADError
 from ..tensor import Tensor, _wrap as _tensor_of
 from ..frontend import resolve
-from ..frontend.guards import FN
+from ..frontend.guards import FN, Same
 
 
 def _check_bool(name, value):
@@ -303,7 +303,7 @@ def _fn_key(fn, depth=0):
     code = getattr(fn, "__code__", None)
     if code is None or depth > 4:
         return fn
-    code = _Same(code)      # code objects of identical functions in two files compare equal
+    code = Same(code)       # code objects of identical functions in two files compare equal
     inner = []
     for cell in getattr(fn, "__closure__", None) or ():
         try:
@@ -313,21 +313,6 @@ def _fn_key(fn, depth=0):
         if isinstance(value, GradFunction) or callable(value) and hasattr(value, "__code__"):
             inner.append(_fn_key(value, depth + 1))
     return (code, tuple(inner)) if inner else code
-
-
-class _Same:
-    """A key that matches only the very object it holds."""
-
-    __slots__ = ("obj",)
-
-    def __init__(self, obj):
-        self.obj = obj
-
-    def __eq__(self, other):
-        return type(other) is _Same and other.obj is self.obj
-
-    def __hash__(self):
-        return id(self.obj)
 
 
 def _as_function(grad_fn):
@@ -452,20 +437,30 @@ class GradFunction:
         which = self._which_inputs()
         key = (self._fn_key, type(self.root) if self.root is not None else None, specs,
                sens_spec, which, paths,
-               tuple(id(w) for w, p in zip(self._weights, paths) if p is None))
+               tuple(id(w) for w, p in zip(self._weights, paths) if p is None),
+               self._order is not None and G.TAYLOR)
         entry = G.cache.get(key, self.root, self.fn)
         if entry is None:
             with G.cache.lock():
                 entry = G.cache.get(key, self.root, self.fn)
-                if entry is None and self._order is not None and G.TAYLOR:
-                    entry = G.compile_nested(self._base.fn, None, inputs, specs, self._order,
-                                             origin=self._base_origin)
                 if entry is None:
-                    entry = G.compile_grad(self.fn, self.root, inputs, specs, self._weights,
-                                           paths, sens_spec=sens_spec, sens_value=sens,
-                                           inputs=which)
-                G.cache.put(key, entry, specs, family=key[:2] + key[4:])
+                    entry = self._compile(inputs, sens, specs, sens_spec, paths, which)
+                    # recompiles are counted per function object and flags (a factory's
+                    # closures, another GradOperation, are other functions)
+                    family = (id(self.fn), self.grad_op.sens_param) + key[1:2] + key[4:]
+                    named = specs + (sens_spec,) if self.grad_op.sens_param else specs
+                    G.cache.put(key, entry, named, family=family, fn=self.fn, root=self.root)
         return entry, specs
+
+    def _compile(self, inputs, sens, specs, sens_spec, paths, which):
+        """A new ``Compiled``: in Taylor mode for a chain of plain gradients when it applies."""
+        if self._order is not None and G.TAYLOR:
+            entry = G.compile_nested(self._base.fn, None, inputs, specs, self._order,
+                                     origin=self._base_origin)
+            if entry is not None:
+                return entry
+        return G.compile_grad(self.fn, self.root, inputs, specs, self._weights, paths,
+                              sens_spec=sens_spec, sens_value=sens, inputs=which)
 
     def _paths(self):
         """The weights' attribute paths in the Cell, searched again only when they moved.
