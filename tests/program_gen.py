@@ -33,6 +33,12 @@ differences of the inputs and Parameters; and it checks second derivatives
 Programs that only a known defect (``KNOWN_BUGS``) would fail are not
 generated.
 
+Programs also draw the cases of docs/semantics.md: a 0-d input passed as
+``np.float64``, integer and bool inputs, a complex first input, decorators
+(on the function, its ``construct`` or a helper), item assignment naming one
+element twice, and module-level values the check changes between two calls
+of one gradient function (``check_input_types``, ``check_global_changes``).
+
 The hypothesis strategies (``seeds``, ``programs``) and the seeded API
 (``generate``) produce the same programs, so a failure found by ``tools/fuzz.py``
 reproduces in a test from its seed.
@@ -50,7 +56,26 @@ import numpy as np
 # in tests/test_random_programs.py).  By default the generator does not build
 # the constructs that trigger them, so that random testing keeps finding *new*
 # defects; ``avoid=()`` builds everything.
-KNOWN_BUGS = {}
+KNOWN_BUGS = {
+    # ``jvp`` of a function decorated with a ``functools.wraps`` decorator: the
+    # forward-mode program calls itself (RecursionError, or a generated ``f_jvp``
+    # calling ``f_jvp`` with the wrong arguments); reverse mode is right
+    "wraps_entry_forward": "test_known_bug_jvp_of_wraps_decorated_function",
+    # an integer input differentiated and read inside a runtime loop (``for r in z``,
+    # ``z[i]``, ``np.sum(z)`` in the body): the int64 accumulator of its gradient
+    # fails in generated code (UFuncTypeError) instead of the documented TypeError;
+    # avoided by reading integer inputs only in programs without runtime loops,
+    # and ``k`` (read by the returns) not in a ``return`` inside a loop
+    "int_read_in_loop": "test_known_bug_integer_input_read_in_a_loop",
+    # a Cell whose construct has a decorator without ``functools.wraps``
+    # (``wrapper(*args, **kwargs)``): GradOperation counts 0 parameters and
+    # refuses the call ("The parameters number of the function is 0")
+    "unwrapped_construct": "test_known_bug_cell_construct_decorated_without_wraps",
+    # a function decorated without ``functools.wraps``: an error about one of its
+    # inputs (integer gradient not exact, complex input) names the wrapper's
+    # parameters ('args', 'kwargs') or none instead of the user's
+    "unwrapped_entry_names": "test_known_bug_error_names_the_wrappers_parameters",
+}
 
 # --------------------------------------------------------------- templates
 # (template, number of uses of the operand).  All smooth everywhere, with
@@ -70,6 +95,18 @@ _BINOP = ["+", "-", "*", "+", "*"]
 _BINFN = ["np.add({0}, {1})", "np.multiply({0}, {1})", "np.subtract({0}, {1})", "ops.mul({0}, {1})",
           "ops.add({0}, {1})", "{0} / (1.0 + {1} * {1})", "np.divide({0}, 1.5 + np.sin({1}))"]
 
+
+# Decorators on the differentiated function, its construct or a helper: the
+# gradient must be that of the function as called, wrapper included.
+_DECORATORS = {
+    "scaled": ["def scaled(fn):", "    @functools.wraps(fn)", "    def wrapper(*args):",
+               "        return 1.5 * fn(*args)", "    return wrapper"],
+    "halved": ["def halved(fn):", "    def wrapper(*args, **kwargs):",
+               "        return fn(*args, **kwargs) * 0.5", "    return wrapper"],
+    "scale_by": ["def scale_by(k):", "    def deco(fn):", "        @functools.wraps(fn)",
+                 "        def wrapper(*args):", "            return k * fn(*args)",
+                 "        return wrapper", "    return deco"],
+}
 
 _CELL_ATTRS = ["        self.flag = True", "        self.n = 2",
                "        self.matmul = ops.MatMul()"]
@@ -101,6 +138,7 @@ class _Scope:
             self.loop, self.live, self.ret, self.cell = None, True, None, False
             self.depth, self.returns, self.counters = 0, True, []
             self.in_loop, self.in_for, self.in_branch = False, False, False
+            self.top = False
         else:
             self.vars, self.calls = dict(parent.vars), dict(parent.calls)
             self.loop, self.live, self.ret, self.cell = parent.loop, parent.live, parent.ret, \
@@ -109,6 +147,7 @@ class _Scope:
             self.in_loop, self.in_for = parent.in_loop, parent.in_for
             self.in_branch = parent.in_branch
             self.counters = list(parent.counters)
+            self.top = parent.top
         self.must = []
         for k, v in kw.items():
             setattr(self, k, v)
@@ -117,7 +156,8 @@ class _Scope:
 class Program:
     """A generated module: its source, what to differentiate and how to call it."""
 
-    def __init__(self, seed, source, kind, inputs, n_out, features, has_loop, tensor_inputs):
+    def __init__(self, seed, source, kind, inputs, n_out, features, has_loop, tensor_inputs,
+                 input_kinds=None, global_changes=(), complex_input=False):
         self.seed = seed
         self.source = source
         self.kind = kind                  # "cell" (class Net) or "function" (def f)
@@ -126,20 +166,45 @@ class Program:
         self.features = features          # set of construct names used
         self.has_loop = has_loop          # a runtime loop on a compiled path
         self.tensor_inputs = tensor_inputs
+        # per input: "float", "npscalar" (np.float64), "int" (values -1 and 1) or "bool"
+        self.input_kinds = list(input_kinds or ["float"] * len(inputs))
+        # statements run in the module between two calls of one gradient function
+        self.global_changes = list(global_changes)
+        # also check that a complex first input is refused (a TypeError naming it)
+        self.complex_input = complex_input
 
     @property
     def entry(self):
         return "Net" if self.kind == "cell" else "f"
 
-    def make_args(self):
-        """The inputs: float64, ``0.2 <= |v| <= 1``, Tensors or arrays as generated."""
+    def make_args(self, typed=False):
+        """The inputs: ``0.2 <= |v| <= 1``, Tensors or arrays as generated.
+
+        Integer and bool inputs are given as float64 arrays of the same values
+        (the program is a function of real inputs), or with ``typed=True`` in
+        their own dtype; a NumPy scalar input is an ``np.float64`` either way.
+        """
         from s2sad import Tensor
         rng = np.random.default_rng(self.seed)
         out = []
-        for (name, shape), as_tensor in zip(self.inputs, self.tensor_inputs):
+        for (name, shape), as_tensor, kind in zip(self.inputs, self.tensor_inputs,
+                                                  self.input_kinds):
             a = _robust_values(rng, shape)
+            if kind == "npscalar":
+                out.append(np.float64(a))
+                continue
+            if kind in ("int", "bool"):
+                a = np.sign(a) if kind == "int" else (a > 0).astype(np.float64)
+                if typed:
+                    a = a.astype(np.int32 if as_tensor else np.int64) if kind == "int" \
+                        else a > 0.5
             out.append(Tensor(a) if as_tensor else a)
         return tuple(out)
+
+    @property
+    def typed(self):
+        """Whether some input is not a float array (integer, bool, NumPy scalar)."""
+        return any(k != "float" for k in self.input_kinds)
 
     def __repr__(self):
         return "Program(seed=%d, kind=%s, features=%s)" % (self.seed, self.kind,
@@ -180,6 +245,13 @@ class _Gen:
         self.out = []
         self.ind = 0
         self.module = []          # module-level definitions (source blocks)
+        # module-level values the program reads and the check changes between calls
+        self.use_globals = r.random() < 0.3
+        self.global_names = set()
+        self.global_changes = []
+        self.decorators = set()
+        self.int_linear = None    # an integer input read only as ``c * np.sum(k)``
+        self.typed_inputs = self.complex_input = False      # set by input_kinds
 
     # ---------------------------------------------------------------- utils
     def fresh(self, prefix="v"):
@@ -307,6 +379,8 @@ class _Gen:
                 kinds.append(("call", 1.5))
             if not self.straight:
                 kinds.append(("ternary", 0.3))
+            if self.use_globals:
+                kinds.append(("global", 0.7))
             if not pure:
                 kinds.append(("lambda_inline", 0.15))
                 if S:
@@ -399,7 +473,62 @@ class _Gen:
             return "(lambda u: np.sin(u) * %s)(%s)" % (captured, arg), act_a or act_c
         if kind == "softmax":
             return self.softmax(sc, S, depth, pure)
+        if kind == "global":
+            return self.global_read(sc, S, depth, pure)
         raise AssertionError(kind)
+
+    def global_read(self, sc, S, depth, pure):
+        """A module-level scalar, dict entry, array or helper function, which the
+        check changes in the imported module between two calls of one gradient."""
+        code, act = self.expr(sc, S, depth - 1, pure)
+        form = self.pick(["scalar", "dict", "array", "helper"])
+        self.features.add("global_" + form)
+        if form == "scalar":
+            self._global("SCALE", "SCALE = 0.75", "SCALE = -1.25")
+            return "SCALE * (%s)" % code, act
+        if form == "dict":
+            self._global("CFG", "CFG = {'a': 0.5, 'b': 1.0}", "CFG['a'] = -0.8")
+            return "CFG['a'] * (%s)" % code, act
+        if form == "helper":
+            self._global("act", "def act(u):\n    return np.tanh(u)\n\n\n"
+                                "def act_alt(u):\n    return np.sin(u) * 0.5", "act = act_alt")
+            return "act(%s)" % code, act
+        name = "GW_" + "x".join(map(str, S)) if S else "GW"
+        if name not in self.global_names:
+            values = _robust_values(self.nprng, S)
+            if self.chance(0.5):
+                change = "%s = %s" % (name, _literal(_robust_values(self.nprng, S)))
+            else:
+                change = "%s *= -0.5" % name       # in place
+            self._global(name, "%s = %s" % (name, _literal(values)), change)
+        return "(%s) * %s" % (code, name), act
+
+    def _global(self, name, definition, change):
+        if name not in self.global_names:
+            self.global_names.add(name)
+            self.module.append(definition)
+            self.global_changes.append(change)
+
+    def decorator(self, entry=False):
+        """A decorator line, its definition added to the module (``entry``: for the
+        differentiated function or construct itself)."""
+        names = sorted(_DECORATORS)
+        if entry and "wraps_entry_forward" in self.avoid:
+            names = ["halved"]
+        if entry and self.kind == "cell" and "unwrapped_construct" in self.avoid:
+            names = [n for n in names if n != "halved"]
+        if entry and (self.typed_inputs or self.complex_input) and \
+                "unwrapped_entry_names" in self.avoid:
+            names = [n for n in names if n != "halved"]
+        if not names:
+            return None
+        name = self.pick(names)
+        self.decorators.add(name)
+        self.features.add("decorator")
+        self.features.add("decorator_" + name)
+        if name == "scale_by":
+            return "@scale_by(%s)" % self.pick(["2.0", "-0.5", "0.25"])
+        return "@" + name
 
     def softmax(self, sc, S, depth, pure):
         """A softmax or log-softmax along one axis, stabilised by the max (or min) of it."""
@@ -540,6 +669,7 @@ class _Gen:
             kinds += [("def", 0.8), ("lambda", 0.5)]
         if self._callable_now(sc):
             kinds.append(("call", 1.2))
+        kinds.append(("index_assign", 0.5))
         kind = r.choices([k for k, _ in kinds], [w for _, w in kinds])[0]
         getattr(self, "st_" + kind)(sc)
 
@@ -585,6 +715,46 @@ class _Gen:
             self.emit("%s %s= %s" % (name, self.pick(["+", "*", "-"]), self.squash(code2)))
             sc.vars[name].active = act or act2
             self.features.add("augassign")
+
+    def st_index_assign(self, sc):
+        """Item assignment naming one element twice (NumPy keeps the last write; ``+=``
+        reads, adds and writes, so repeats add once): ``v[[1, 1]] = ...``,
+        ``v[[-1, 2]] += ...``, ``v[:, [0, 1, 0]] = ...``, into a fresh array."""
+        shapes = [S for S in self.makeable_shapes(sc) if len(S) >= 1]
+        if not shapes:
+            return self.st_assign(sc)
+        S = self.pick(shapes)
+        base, act = self.expr(sc, S, 1)
+        name = self.fresh()
+        self.emit("%s = (%s) * 1.0" % (name, base))
+        columns = len(S) == 2 and self.chance(0.3)
+        n = S[1] if columns else S[0]
+        i = self.rng.randrange(n)
+        forms = ["same", "negative"] + (["three"] if n >= 2 else [])
+        form = self.pick(forms)
+        if form == "same":
+            idx = [i, i]
+        elif form == "negative":
+            idx = [i - n, i] if self.chance(0.5) else [i, i - n]
+        else:
+            j = self.pick([k for k in range(n) if k != i])
+            idx = [i, j, i]
+        part = (S[0],) if columns else S[1:]
+        if self.chance(0.3) or not self.can_make(sc, part):
+            value, vact = self.expr(sc, (), 1)
+        else:
+            parts = [self.expr(sc, part, 1) for _ in idx]
+            value = "np.stack([%s]%s)" % (", ".join(c for c, _ in parts),
+                                          ", axis=1" if columns else "")
+            vact = any(a for _, a in parts)
+        op = self.pick(["=", "+="])
+        target = "%s[:, %r]" % (name, idx) if columns else "%s[%r]" % (name, idx)
+        self.emit("%s %s %s" % (target, op, value))
+        sc.vars[name] = _Info(S, active=act or vact)
+        sc.must.append(name)
+        self.features.add("repeated_index")
+        if op == "+=":
+            self.features.add("repeated_index_aug")
 
     def st_tuple(self, sc):
         S1, S2 = self.pick_shape(sc), self.pick_shape(sc)
@@ -653,6 +823,9 @@ class _Gen:
                 code = self.squash(code)
             if j == 0:
                 code = self.fold(sc, code, S, fold)
+                if sc.top and self.int_linear and not (
+                        sc.in_loop and "int_read_in_loop" in self.avoid):
+                    code = "%s + %s" % (code, self.int_linear)
             parts.append(code)
         return parts[0] if len(parts) == 1 else "(%s)" % ", ".join(parts)
 
@@ -1048,6 +1221,8 @@ class _Gen:
         args = [("a", self.pick(shapes)), ("b", self.pick(shapes))][:self.rng.choice([1, 2])]
         body, has_loop, ret = self.gen_callable_function(name, args, None)
         src = ["def %s(%s):" % (name, ", ".join(a for a, _ in args))] + body
+        if len(ret) == 1 and self.chance(0.25):
+            src.insert(0, self.decorator())
         self.module.append("\n".join(src))
         sc_calls[name] = _Callable(name, [s for _, s in args], ret, has_loop=has_loop)
         self.features.add("helper")
@@ -1078,10 +1253,14 @@ class _Gen:
         for nm in ("y", "z"):
             if self.chance(0.55 if nm == "y" else 0.3):
                 inputs.append((nm, self.pick([(N, M), (M,), (M, P), (N,)])))
-        tensor_inputs = [self.chance(0.35 if self.kind == "cell" else 0.15) for _ in inputs]
+        kinds = self.input_kinds(inputs)
+        tensor_inputs = [self.chance(0.35 if self.kind == "cell" else 0.15)
+                         and k in ("float", "int") for k in kinds]
         sc = _Scope()
-        for nm, S in inputs:
-            sc.vars[nm] = _Info(S, robust=True, active=True)
+        sc.top = True
+        for (nm, S), k in zip(inputs, kinds):
+            if nm not in ("k", "b"):
+                sc.vars[nm] = _Info(S, robust=True, active=True)
         shapes = [(N, M), (M,), (N,), (M, P), (P,), ()]
         # module-level helpers
         for _ in range(r.choice([0, 0, 1, 2])):
@@ -1136,24 +1315,85 @@ class _Gen:
             self.features.add("straight")
         # the output: one tensor, or a tuple of two
         n_out = 2 if self.chance(0.25) else 1
+        deco = self.decorator(entry=True) if n_out == 1 and self.chance(0.2) else None
+        if deco:
+            at = len(header) - 1         # ``def f`` or ``def construct``
+            header.insert(at, header[at][:len(header[at]) - len(header[at].lstrip())] + deco)
+            self.features.add("decorated_entry")
         sc.ret = tuple(self.pick_shape(sc) for _ in range(n_out))
         self.out = []
+        if "b" in dict(inputs):
+            self.st_bool_input(sc, dict(inputs)["b"])
         if "self.layers" in sc.calls and self.can_make(sc, sc.calls["self.layers"].args[0]) \
                 and self.chance(0.6):
             self.st_layers(sc, sc.calls["self.layers"])
         self.block(sc, r.choice([2, 3, 4, 5]))
         self.emit("return %s" % self.ret_expr(sc, fold=sc.must))
         body = self.out
-        mod = ["import numpy as np", "from s2sad import nn, ops, Tensor, Parameter", "",
-               "FLAG = True", "K = %d" % self.K, "MODE = 'tanh'", ""]
+        mod = ["import functools"] if self.decorators else []
+        mod += ["import numpy as np", "from s2sad import nn, ops, Tensor, Parameter", "",
+                "FLAG = True", "K = %d" % self.K, "MODE = 'tanh'", ""]
+        for name in sorted(self.decorators):
+            mod += ["", "\n".join(_DECORATORS[name]), ""]
         for block in self.module:
             mod += ["", block, ""]
         mod += [""] + header + body + [""]
+        if self.global_changes:
+            self.features.add("global_change")
         prog = Program(self.seed, "\n".join(mod), self.kind, inputs, n_out, self.features,
-                       self.has_loop, tensor_inputs)
+                       self.has_loop, tensor_inputs, kinds, self.global_changes,
+                       self.complex_input)
         prog.has_branch = self.has_branch
         prog.avoid = self.avoid
         return prog
+
+    def input_kinds(self, inputs):
+        """Add inputs that are not float arrays; return each input's kind.
+
+        ``s``: a 0-d input given as ``np.float64``; ``y`` or ``z`` may be an integer
+        array of -1s and 1s, read like any input; ``k``: an integer array read only
+        as ``c * np.sum(k)`` (an exact integer gradient); ``b``: a bool array read
+        by ``np.where(b > 0.5, ...)`` (a zero gradient) or ``... * b``.
+        """
+        N, M = self.N, self.M
+        kinds = ["float"] * len(inputs)
+        if self.chance(0.2):
+            inputs.append(("s", ()))
+            kinds.append("npscalar")
+            self.features.add("npscalar_input")
+        loops_ok = self.straight or "int_read_in_loop" not in self.avoid
+        if len(inputs) > 1 and inputs[1][0] == "y" and loops_ok and self.chance(0.6):
+            j = max(j for j, (nm, _) in enumerate(inputs) if nm in "yz")
+            kinds[j] = "int"
+            self.features.add("int_input")
+        if self.chance(0.12):
+            inputs.append(("k", self.pick([(N,), (M,), (N, M)])))
+            kinds.append("int")
+            self.int_linear = "%d.0 * np.sum(k)" % self.pick([1, 2, 3])
+            self.features.add("int_input_linear")
+        if self.chance(0.12):
+            inputs.append(("b", self.pick([(N, M), (M,)])))
+            kinds.append("bool")
+            self.features.add("bool_input")
+        self.complex_input = self.chance(0.1)
+        if self.complex_input:
+            self.features.add("complex_input")
+        self.typed_inputs = any(k != "float" for k in kinds)
+        return kinds
+
+    def st_bool_input(self, sc, S):
+        """Read the bool input ``b``: as a mask of ``np.where`` or as a factor."""
+        a, act_a = self.expr(sc, S, 1)
+        name = self.fresh()
+        if self.chance(0.5):
+            c, act_c = self.expr(sc, S, 1)
+            self.emit("%s = np.where(b > 0.5, %s, %s)" % (name, a, c))
+            act_a = act_a or act_c
+            self.features.add("bool_where")
+        else:
+            self.emit("%s = (%s) * b" % (name, a))
+        sc.vars[name] = _Info(S, active=act_a)
+        sc.must.append(name)
 
     def _same_shape_subcell(self, S):
         name = "Sub%d" % self.counter
@@ -1280,9 +1520,7 @@ def _fd_grads(net, args, params, sens, eps=1e-6):
 
     g_in = []
     for i, a in enumerate(args):
-        g_in.append(grad(_raw(a).copy(),
-                         lambda x, i=i, a=a: args.__setitem__(
-                             i, Tensor(x) if isinstance(a, Tensor) else x)))
+        g_in.append(grad(_raw(a).copy(), lambda x, i=i, a=a: args.__setitem__(i, _like(x, a))))
         args[i] = a
     g_p = []
     for p in params:
@@ -1290,6 +1528,14 @@ def _fd_grads(net, args, params, sens, eps=1e-6):
         g_p.append(grad(base, p.set_data))
         p.set_data(base)
     return g_in, g_p
+
+
+def _like(x, a):
+    """The float64 array ``x`` as the same kind of value as ``a``."""
+    from s2sad import Tensor
+    if isinstance(a, Tensor):
+        return Tensor(x)
+    return np.float64(x) if isinstance(a, np.generic) else x
 
 
 def _close(got, want, what, rtol=1e-5, atol=1e-6):
@@ -1304,6 +1550,8 @@ def _close(got, want, what, rtol=1e-5, atol=1e-6):
 def _check_type(g, like, what):
     from s2sad import Tensor
     want = Tensor if isinstance(like, Tensor) else np.ndarray
+    if isinstance(like, np.generic):
+        want = type(like)        # a NumPy scalar's gradient is a NumPy scalar of its type
     if not isinstance(g, want):
         raise Mismatch("%s: a %s, expected a %s" % (what, type(g).__name__, want.__name__))
 
@@ -1490,9 +1738,146 @@ def _check_program(program, directory, order2, flags, seed):
         if order2:
             stage = "order2"
             s2sad.check_grads(target, args, order=2, modes=("rev", "fwd"))
+        if program.typed or program.complex_input:
+            stage = "input_types"
+            check_input_types(program, target, args)
+        if program.global_changes:
+            stage = "globals"
+            check_global_changes(program, module, target, args, rng)
+    except Unreliable as e:
+        return Outcome(program, "skipped", str(e), stage)
     except (Mismatch, s2sad.GradCheckError) as e:
         return Outcome(program, "mismatch", "%s: %s" % (type(e).__name__, e), stage)
     except Exception as e:
         status = "rejected" if documented_error(e) else "internal"
         return Outcome(program, status, "".join(traceback.format_exception(e)), stage)
     return Outcome(program, "ok", "", stage)
+
+
+# --------------------------------------------------- inputs of other types, globals
+def _ones_like_output(out):
+    ones = tuple(np.ones_like(_raw(o)) for o in _leaves(out))
+    return ones if isinstance(out, tuple) else ones[0]
+
+
+def _exact_or_not(fd, kind):
+    """Whether the float gradient ``fd`` (central differences) survives a cast to
+    the input's integer or bool dtype: ``(True, values)`` or ``(False, None)``.
+    Too close to call: ``Unreliable``."""
+    near = np.round(fd)
+    off = np.abs(fd - near)
+    if kind == "bool":
+        off = np.where((near == 0) | (near == 1), off, 1.0)
+    if np.all(off < 1e-6):
+        return True, near
+    if np.any(off > 1e-4):
+        return False, None
+    raise Unreliable("an integer gradient too close to an integer to tell: %r" % (fd,))
+
+
+def _data(g):
+    return np.asarray(getattr(g, "_data", g))
+
+
+def check_input_types(program, target, args):
+    """Integer, bool, NumPy-scalar and complex inputs (docs/semantics.md, "Input types").
+
+    ``args`` are the float64 versions of the inputs; the program run eagerly on
+    them gives the reference.  With the inputs in their own types, every input
+    differentiated: float and NumPy-scalar inputs get their gradient in their own
+    type; an integer or bool input gets its gradient in its dtype when the cast
+    changes no value, else the call is a TypeError naming it.  Integer and bool
+    inputs left out of ``grad_position`` change nothing.  A complex input is a
+    TypeError naming it.
+    """
+    import s2sad
+    from s2sad import ops
+    typed = program.make_args(typed=True)
+    kinds = program.input_kinds
+    names = [n for n, _ in program.inputs]
+    want, _ = _fd_grads(target, args, [], _ones_like_output(target(*args)))
+    expect, refused = [], []
+    for j, (kind, fd) in enumerate(zip(kinds, want)):
+        if kind in ("int", "bool"):
+            exact, values = _exact_or_not(fd, kind)
+            expect.append(values)
+            if not exact:
+                refused.append(j)
+        else:
+            expect.append(fd)
+    if any(k != "float" for k in kinds):
+        try:
+            res = ops.GradOperation(get_all=True)(target)(*typed)
+        except TypeError as e:
+            if "is not exact in its dtype" not in str(e):
+                raise                   # not the documented error: an internal one
+            named = ["position %d ('%s') is not exact in its dtype" % (j, names[j])
+                     for j in refused]
+            if not any(n in str(e) for n in named):
+                raise Mismatch("every input differentiated: %s; expected a TypeError naming "
+                               "one of %s" % (e, [names[j] for j in refused]))
+        else:
+            if refused:
+                raise Mismatch("every input differentiated: no error, but the gradient of %s "
+                               "is not exact in its dtype (%r)"
+                               % (names[refused[0]], want[refused[0]]))
+            _check_typed(res, typed, kinds, expect, "every input differentiated")
+        kept = tuple(j for j, k in enumerate(kinds) if k in ("float", "npscalar"))
+        if len(kept) < len(kinds):
+            res = s2sad.grad(target, grad_position=kept)(*typed)
+            _check_typed(res, [typed[j] for j in kept], [kinds[j] for j in kept],
+                         [expect[j] for j in kept], "grad_position=%r" % (kept,))
+    if program.complex_input:
+        bad = (_raw(args[0]) + 0.5j,) + tuple(typed[1:])
+        try:
+            ops.GradOperation(get_all=True)(target)(*bad)
+        except TypeError as e:
+            if "is complex" not in str(e):
+                raise
+            if "position 0 ('x') is complex" not in str(e):
+                raise Mismatch("a complex input: %s" % e)
+        else:
+            raise Mismatch("a complex input was differentiated, expected a TypeError")
+
+
+def _check_typed(res, typed, kinds, expect, what):
+    if not isinstance(res, tuple) or len(res) != len(typed):
+        raise Mismatch("%s: %r, expected a tuple of %d" % (what, type(res), len(typed)))
+    for j, (g, a, kind, w) in enumerate(zip(res, typed, kinds, expect)):
+        where = "%s: gradient of input %d" % (what, j)
+        _check_type(g, a, where)
+        if kind in ("int", "bool"):
+            if _data(g).dtype != _data(a).dtype or not np.array_equal(_data(g), w):
+                raise Mismatch("%s: %r, expected %r exactly in %s"
+                               % (where, _data(g), w, _data(a).dtype))
+        else:
+            _close(g, w, where)
+
+
+def check_global_changes(program, module, target, args, rng):
+    """One gradient function, called before and after the module's globals change
+    (``program.global_changes``), against central differences of the program as
+    it is at each call."""
+    from s2sad import ops, ParameterTuple
+    params = list(target.trainable_params()) if program.kind == "cell" else []
+    if params:
+        gf = ops.GradOperation(get_all=True, get_by_list=True)(target, ParameterTuple(params))
+    else:
+        gf = ops.GradOperation(get_all=True)(target)
+
+    def compare(what):
+        want_in, want_p = _fd_grads(target, args, params, _ones_like_output(target(*args)))
+        res = gf(*args)
+        res_in, res_p = res if params else (res, ())
+        for j, (g, w) in enumerate(zip(res_in, want_in)):
+            _close(g, w, "%s: gradient of input %d" % (what, j))
+        for g, p, w in zip(res_p, params, want_p):
+            _close(g, w, "%s: gradient of %s" % (what, p.name))
+
+    compare("before the globals change")
+    for change in program.global_changes:
+        exec(change, module.__dict__)
+    ok, ds = fd_reliable(target, args, params, rng)
+    if not ok:
+        raise Unreliable("after the globals change, steps 1e-6 and 1e-5 give %r" % (ds,))
+    compare("after " + "; ".join(program.global_changes))

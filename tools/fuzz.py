@@ -42,8 +42,12 @@ def _save(outcome, directory):
     path = os.path.join(directory, "seed_%d.py" % outcome.program.seed)
     header = "# s2sad fuzz failure: %s (stage %s), seed %d\n" % (
         outcome.status, outcome.stage, outcome.program.seed)
-    header += "# inputs: %r\n# tensor_inputs: %r\n" % (outcome.program.inputs,
-                                                      outcome.program.tensor_inputs)
+    program = outcome.program
+    header += "# inputs: %r\n# tensor_inputs: %r\n" % (program.inputs, program.tensor_inputs)
+    header += "# input kinds: %r\n# globals changed between calls: %r\n" % (
+        program.input_kinds, program.global_changes)
+    if program.complex_input:
+        header += "# also checked: a complex first input is refused\n"
     header += "".join("# " + line + "\n" for line in outcome.message.splitlines()[-40:])
     with open(path, "w") as f:
         f.write(header + "\n" + outcome.program.source)
