@@ -33,7 +33,7 @@ from ..backend.outline import outline
 from ..backend.compile import compile_source
 from ..frontend import npmap, resolve
 from ..frontend.guards import FN
-from ..backend.compile import forget_source
+from ..backend.compile import forget_source, forget_sources
 from .reverse import reverse
 from .forward import forward
 from .taylor import taylor_objective, Unsupported
@@ -634,6 +634,7 @@ def clear_caches():
     for c in list(_caches):
         c.clear()
     parse.clear_cache()
+    forget_sources()    # also those of code compiled outside the caches (rules, probes)
 
 
 _caches = [cache]

@@ -33,3 +33,9 @@ def compile_source(source, name, constants, where=None):
 def forget_source(filename):
     """Drop a generated source from ``linecache`` (its compiled function is gone)."""
     linecache.cache.pop(filename, None)
+
+
+def forget_sources():
+    """Drop every generated source from ``linecache`` (``s2sad.clear_caches``)."""
+    for name in [k for k in linecache.cache if str(k).startswith("<s2sad ")]:
+        linecache.cache.pop(name, None)
