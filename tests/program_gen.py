@@ -57,20 +57,6 @@ import numpy as np
 # the constructs that trigger them, so that random testing keeps finding *new*
 # defects; ``avoid=()`` builds everything.
 KNOWN_BUGS = {
-    # ``jvp`` of a function decorated with a ``functools.wraps`` decorator: the
-    # forward-mode program calls itself (RecursionError, or a generated ``f_jvp``
-    # calling ``f_jvp`` with the wrong arguments); reverse mode is right
-    "wraps_entry_forward": "test_known_bug_jvp_of_wraps_decorated_function",
-    # an integer input differentiated and read inside a runtime loop (``for r in z``,
-    # ``z[i]``, ``np.sum(z)`` in the body): the int64 accumulator of its gradient
-    # fails in generated code (UFuncTypeError) instead of the documented TypeError;
-    # avoided by reading integer inputs only in programs without runtime loops,
-    # and ``k`` (read by the returns) not in a ``return`` inside a loop
-    "int_read_in_loop": "test_known_bug_integer_input_read_in_a_loop",
-    # a Cell whose construct has a decorator without ``functools.wraps``
-    # (``wrapper(*args, **kwargs)``): GradOperation counts 0 parameters and
-    # refuses the call ("The parameters number of the function is 0")
-    "unwrapped_construct": "test_known_bug_cell_construct_decorated_without_wraps",
     # a function decorated without ``functools.wraps``: an error about one of its
     # inputs (integer gradient not exact, complex input) names the wrapper's
     # parameters ('args', 'kwargs') or none instead of the user's
@@ -513,10 +499,6 @@ class _Gen:
         """A decorator line, its definition added to the module (``entry``: for the
         differentiated function or construct itself)."""
         names = sorted(_DECORATORS)
-        if entry and "wraps_entry_forward" in self.avoid:
-            names = ["halved"]
-        if entry and self.kind == "cell" and "unwrapped_construct" in self.avoid:
-            names = [n for n in names if n != "halved"]
         if entry and (self.typed_inputs or self.complex_input) and \
                 "unwrapped_entry_names" in self.avoid:
             names = [n for n in names if n != "halved"]
@@ -823,8 +805,7 @@ class _Gen:
                 code = self.squash(code)
             if j == 0:
                 code = self.fold(sc, code, S, fold)
-                if sc.top and self.int_linear and not (
-                        sc.in_loop and "int_read_in_loop" in self.avoid):
+                if sc.top and self.int_linear:
                     code = "%s + %s" % (code, self.int_linear)
             parts.append(code)
         return parts[0] if len(parts) == 1 else "(%s)" % ", ".join(parts)
@@ -1361,8 +1342,7 @@ class _Gen:
             inputs.append(("s", ()))
             kinds.append("npscalar")
             self.features.add("npscalar_input")
-        loops_ok = self.straight or "int_read_in_loop" not in self.avoid
-        if len(inputs) > 1 and inputs[1][0] == "y" and loops_ok and self.chance(0.6):
+        if len(inputs) > 1 and inputs[1][0] == "y" and self.chance(0.6):
             j = max(j for j, (nm, _) in enumerate(inputs) if nm in "yz")
             kinds[j] = "int"
             self.features.add("int_input")

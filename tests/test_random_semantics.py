@@ -114,9 +114,9 @@ def decorated(x):
     return np.sin(x)
 
 
-@pytest.mark.xfail(strict=True, reason="KNOWN_BUGS['wraps_entry_forward']")
-def test_known_bug_jvp_of_wraps_decorated_function():
-    # seeds 100034, 100048: forward mode of the decorated function calls itself
+def test_jvp_of_wraps_decorated_function():
+    # seeds 100034, 100048 found it: the outlined call of the decorated function took
+    # the name of the program itself (both 'decorated_jvp'), which then called itself
     x = np.array([0.3, -0.5])
     _, t = s2sad.jvp(decorated, (x,), (np.ones(2),))
     np.testing.assert_allclose(t, 1.5 * np.cos(x), rtol=1e-12)
@@ -136,11 +136,10 @@ def sum_in_loop(x, z):
     return v
 
 
-@pytest.mark.xfail(strict=True, reason="KNOWN_BUGS['int_read_in_loop']")
 @pytest.mark.parametrize("fn", [row_loop, sum_in_loop])
-def test_known_bug_integer_input_read_in_a_loop(fn):
-    # seeds 100032, 100109: the gradient of z (fractional) must be the documented
-    # TypeError, not numpy's UFuncTypeError from the int64 accumulator in generated code
+def test_integer_input_read_in_a_loop(fn):
+    # seeds 100032, 100109 found it: the gradient of z (fractional) must be the documented
+    # TypeError, not NumPy's casting error from the int64 accumulator in generated code
     x = np.array([0.3, -0.5])
     z = np.array([[1, -1], [1, 1]])
     with pytest.raises(TypeError, match="position 1 \\('z'\\) is not exact in its dtype"):
@@ -164,10 +163,9 @@ class HalvedNet(s2sad.nn.Cell):
         return np.sin(x)
 
 
-@pytest.mark.xfail(strict=True, reason="KNOWN_BUGS['unwrapped_construct']")
-def test_known_bug_cell_construct_decorated_without_wraps():
-    # seed 100019: "The parameters number of the function is 0, but the number of
-    # provided arguments is 1" (a decorated plain function works)
+def test_cell_construct_decorated_without_wraps():
+    # seed 100019 found it: GradOperation counted the wrapper's (*args, **kwargs) less
+    # self, i.e. 0 parameters, and refused every call
     x = np.array([0.3, -0.5])
     np.testing.assert_allclose(ops.GradOperation()(HalvedNet())(x), 0.5 * np.cos(x),
                                rtol=1e-12)

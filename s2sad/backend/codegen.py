@@ -190,6 +190,7 @@ class CodeGen:
         # one namer for every function: a value keeps its name across a call,
         # the name it would have if the call were inlined
         self.namer = naming
+        self.main_name = func.name      # a helper never takes it (a decorated f calls f)
         self._name_helpers(func.body, explain)
         order = []
         self._call_order(func.body, order)
@@ -211,6 +212,7 @@ class CodeGen:
             name = self.written.get(key)
             if name is None:
                 taken = {n for (s, _), n in self.written.items() if s == stem}
+                taken.add(self.main_name)
                 name, k = stem, 0
                 while name in taken:
                     k += 1

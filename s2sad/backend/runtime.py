@@ -258,8 +258,19 @@ def getitem_grad(dout, x, index):
     return out
 
 
+_FLOAT = np.dtype(np.float64)
+
+
 def accumulate_at(acc, index, d):
-    """``acc[index] += d`` in place (``acc`` is an accumulator no one else holds)."""
+    """``acc[index] += d`` in place (``acc`` is an accumulator no one else holds).
+
+    The accumulator of an integer or bool input's gradient (zeros like the
+    input) is widened to ``d``'s dtype first: its exactness is checked when it
+    is returned, never cut here.
+    """
+    kind = getattr(acc, "dtype", _FLOAT).kind
+    if kind in "biu" and np.result_type(acc, d) != acc.dtype:
+        acc = acc.astype(np.result_type(acc, d))
     if index is Ellipsis:
         acc += d            # a third of the cost of acc[...] += d on small arrays
         return acc

@@ -359,8 +359,9 @@ class GradFunction:
                             % type(fn).__name__)
         sig = inspect.signature(self.fn)
         params = list(sig.parameters.values())
-        if self.root is not None:
-            params = params[1:]
+        if self.root is not None and params and params[0].kind in (
+                params[0].POSITIONAL_ONLY, params[0].POSITIONAL_OR_KEYWORD):
+            params = params[1:]     # self (a decorator's ``*args`` takes it instead)
         self._varargs = any(p.kind is p.VAR_POSITIONAL for p in params)
         self._nparams = len([p for p in params if p.kind in (p.POSITIONAL_ONLY,
                                                              p.POSITIONAL_OR_KEYWORD)])
