@@ -190,13 +190,14 @@ def check_source(source, tmp_dir, name, program, is_cell):
         return "python-error"          # the module itself does not import: Python's error
     args = program.make_args()
     # the oracle: does the user's computation itself run?
+    eager_error = None
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             target(*args)
         eager_ok = True
-    except BaseException:
-        eager_ok = False
+    except BaseException as e:
+        eager_ok, eager_error = False, type(e)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -211,8 +212,10 @@ def check_source(source, tmp_dir, name, program, is_cell):
         if eager_ok:
             raise Internal("%s, for a program that runs eagerly:\n%s\n--- source ---\n%s"
                            % (why, "".join(traceback.format_exception(e)), source))
+        # the program's own error (NumPy's AxisError, an IndexError, from a runtime
+        # helper) is the user's when running it eagerly raises it too
         if isinstance(e, (AttributeError, KeyError, AssertionError, IndexError, NameError)) \
-                and _raised_in_s2sad(e):
+                and type(e) is not eager_error and _raised_in_s2sad(e):
             raise Internal("an internal %s from inside s2sad:\n%s\n--- source ---\n%s"
                            % (type(e).__name__, "".join(traceback.format_exception(e)),
                               source))

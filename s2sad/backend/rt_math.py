@@ -377,7 +377,9 @@ class MatMulGradSum:
     __slots__ = ("acc", "rows", "blocks", "size")
 
     def __init__(self, like):
-        self.acc = np.zeros_like(like)
+        # an integer input's gradient is not cut here: its exactness is checked at the end
+        self.acc = np.zeros_like(like, dtype=np.float64) if np.asarray(like).dtype.kind in "biu" \
+            else np.zeros_like(like)
         # the pending terms' operands, as they come (a step costs two appends):
         # 1-D rows L_t, R_t, and 2-D blocks; sorted by shape and dtype only if
         # a flush finds them mixed
