@@ -40,6 +40,8 @@ def _build_parser():
         description="Source-to-source automatic differentiation for Python with a "
                     "MindSpore-like API.",
     )
+    from . import __version__
+    parser.add_argument("--version", action="version", version="s2sad " + __version__)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
 

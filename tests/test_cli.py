@@ -83,6 +83,12 @@ def test_help_describes_every_option(capsys):
         assert option in out
 
 
+def test_version_is_the_package_version(capsys):
+    import s2sad
+    assert cli.main(["--version"]) == 0
+    assert capsys.readouterr().out.strip() == "s2sad " + s2sad.__version__
+
+
 # ------------------------------------------------------------ usage errors
 def assert_usage_error(code, err):
     assert code == 2
