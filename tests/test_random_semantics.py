@@ -176,7 +176,10 @@ def halved_product(x, y):
     return np.sin(x) * y
 
 
-@pytest.mark.xfail(strict=True, reason="KNOWN_BUGS['unwrapped_entry_names']")
+@pytest.mark.xfail(strict=True, reason=(
+    "open defect KNOWN_BUGS['unwrapped_entry_names']: for a function decorated without "
+    "functools.wraps the input-type error names the wrapper's 'args'/'kwargs'; the error "
+    "is raised, only its wording is wrong"))
 def test_known_bug_error_names_the_wrappers_parameters():
     # seeds 100034, 100048, 100063: "position 1 ('kwargs')", "position 0 ('args')"
     x = np.array([0.3, -0.5])
