@@ -59,11 +59,6 @@ EXCEPTIONS = frozenset([
     ("s2sad.frontend.build", "s2sad.ops.composite"),
     ("s2sad.frontend.build", "s2sad.ir.passes"),
     ("s2sad.frontend.build", "s2sad.ir.poly"),
-    # The walker's helper modules reach back into the walker.
-    ("s2sad.frontend.alias", "s2sad.frontend.build"),
-    ("s2sad.frontend.closures", "s2sad.frontend.build"),
-    ("s2sad.frontend.control", "s2sad.frontend.build"),
-    ("s2sad.frontend.guards", "s2sad.frontend.resolve"),
     # Tensor methods call the functional ops; a functional op asks the
     # frontend's resolver; control ops subclass the primitive base.
     ("s2sad.tensor", "s2sad.ops.function"),

@@ -18,6 +18,7 @@ from ..errors import CompileError
 from ..ir.nodes import Var, leaves
 from ..ops.operations import array_ops as A
 from ..ir import control as C
+from .values import freeze
 
 # operations whose result may be the operand itself or a view of it
 _VIEWS = (A.Reshape, A.Transpose, A.TransposeT, A.ExpandDims, A.Squeeze, A.Flatten,
@@ -91,7 +92,6 @@ class Aliasing:
 
 
 def _plain(value):
-    from .build import freeze
     value = freeze(value)
     return value if isinstance(value, (tuple, Var)) else ()
 

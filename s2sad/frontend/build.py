@@ -33,9 +33,12 @@ from .parse import get_source_info, describe
 from .fence import fence
 from . import resolve
 from .guards import Globals, GuardSet, Item
-from .control import ControlFlow, ESC, RET, RETVAL, BRK, NeedsConstant, MAX_UNROLL, unmerged_in
+from .control import (ControlFlow, ESC, RET, RETVAL, BRK, NeedsConstant, MAX_UNROLL,
+                      unmerged_in, returned)
 from .closures import Closures, Closure, Partial
 from .alias import Aliasing
+from .values import (Bound, Spread, ListVal, FrozenList, Scope, is_const, const_value,
+                     freeze, canon, is_library as _is_library)
 from ..ir import control as C
 
 MAX_INLINE_DEPTH = 200
@@ -72,112 +75,6 @@ _CMPOPS = {
 _OP_SYMBOL = {gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.Div: "/", gast.Pow: "**",
               gast.MatMult: "@", gast.FloorDiv: "//", gast.Mod: "%", gast.LShift: "<<",
               gast.RShift: ">>", gast.BitOr: "|", gast.BitAnd: "&", gast.BitXor: "^"}
-
-
-class Bound:
-    """A method of a runtime value, e.g. ``x.sum`` before it is called."""
-
-    __slots__ = ("var", "name")
-
-    def __init__(self, var, name):
-        self.var = var
-        self.name = name
-
-
-class Spread:
-    """``*value`` of a runtime value in a call made at run time (``rand(*x.shape)``)."""
-
-    __slots__ = ("var",)
-
-    def __init__(self, var):
-        self.var = var
-
-
-class ListVal:
-    """A Python list being built while compiling (``ys = []; ys.append(y)``).
-
-    It is mutated in place, so it may only change in the region that created
-    it: appending inside a branch or loop over runtime values raises
-    ``NeedsConstant`` (a loop over a known range is then unrolled instead).
-    """
-
-    __slots__ = ("items", "region")
-
-    def __init__(self, items, region):
-        self.items = list(items)
-        self.region = region
-
-
-def is_const(a):
-    if isinstance(a, Const):
-        return True
-    if isinstance(a, tuple):
-        return all(is_const(x) for x in a)
-    if isinstance(a, ListVal):
-        return all(is_const(x) for x in a.items)
-    return False
-
-
-def const_value(a):
-    if isinstance(a, Const):
-        return a.value
-    if isinstance(a, ListVal):
-        return [const_value(x) for x in a.items]
-    if isinstance(a, FrozenList):
-        return [const_value(x) for x in a]
-    return tuple(const_value(x) for x in a)
-
-
-class FrozenList(tuple):
-    """A list that has stopped changing: structure like any tuple, but still a
-    list to ``isinstance``/``type`` and as a known value (``const_value``)."""
-
-    __slots__ = ()
-
-
-def freeze(a):
-    """Lists become tuples where a value leaves the builder (results, phis, ops)."""
-    if isinstance(a, ListVal):
-        return FrozenList(freeze(x) for x in a.items)
-    if isinstance(a, tuple):
-        items = (freeze(x) for x in a)
-        return FrozenList(items) if isinstance(a, FrozenList) else tuple(items)
-    return a
-
-
-def canon(a):
-    """An all-known tuple or list becomes one ``Const`` (a list stays a list, as an
-    index must); anything else is unchanged."""
-    if isinstance(a, ListVal):
-        if is_const(a):
-            return Const(const_value(a))
-        a = tuple(a.items)
-    if isinstance(a, tuple):
-        items = tuple(canon(x) for x in a)
-        if all(isinstance(x, Const) for x in items):
-            known = tuple(x.value for x in items)
-            return Const(list(known) if isinstance(a, FrozenList) else known)
-        return items
-    return a
-
-
-class Scope:
-    """One activation of a function being walked.
-
-    ``path`` is where the function was read from (see ``guards``), so what its
-    closure cells and defaults hold is guarded through it; ``None`` for a
-    function computed while compiling.
-    """
-
-    def __init__(self, info, fn, env, path=None):
-        self.info = info
-        self.fn = fn
-        self.env = env
-        self.globals = getattr(fn, "__globals__", {})
-        self.closure = resolve.closure_vars(fn)
-        self.parent = None      # the defining scope of a nested def / lambda
-        self.path = path
-        self.library = _is_library(fn)
 
 
 class Builder(ControlFlow, Closures, Aliasing):
@@ -1276,15 +1173,6 @@ def signature(fn):
     return inspect.signature(fn, follow_wrapped=False)
 
 
-def returned(scope):
-    """What the function walked in ``scope`` returned."""
-    value = scope.env.get(RETVAL, Const(None))
-    bad = unmerged_in(value)
-    if bad is not None:
-        raise bad.error()
-    return value
-
-
 def _frame_name(fn, self_value=None):
     """What an outlined call is named after: the function, or the Cell's class."""
     name = getattr(fn, "__name__", "call")
@@ -1324,10 +1212,6 @@ def describe_node(node):
         return gast.unparse(node)
     except Exception:
         return "this value"
-
-
-def _is_library(fn):
-    return (getattr(fn, "__module__", "") or "").startswith("s2sad.")
 
 
 def _is_tensor(value):

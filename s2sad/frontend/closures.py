@@ -15,6 +15,8 @@ import gast
 
 from ..errors import CompileError
 from ..ir.nodes import Var, Const
+from .values import Scope
+from .control import returned
 
 
 class Closure:
@@ -58,7 +60,6 @@ class Closures:
         return Closure(node, scope, (defaults, kw_defaults), name)
 
     def call_closure(self, clo, args, kwargs, loc):
-        from .build import Scope, returned
         node = clo.node
         a = node.args
         if a.kwarg is not None:

@@ -25,6 +25,7 @@ from ..ir.nodes import Var, Const, Op, Region, leaves, map_structure
 from ..ir import control as C
 from ..backend.runtime import UNDEFINED
 from ..ops.operations import array_ops as A
+from .values import ListVal, freeze
 
 ESC, RET, RETVAL, BRK = ".esc", ".ret", ".retval", ".brk"
 _FLAG_HINTS = {ESC: "exited", RET: "returned", BRK: "broke", RETVAL: "retval"}
@@ -218,7 +219,6 @@ class ControlFlow:
     def _phi(self, key, a, b, outs, res_t, res_e, loc):
         if _same(a, b):
             return a
-        from .build import freeze
         a, b = freeze(a), freeze(b)
         if isinstance(a, tuple) or isinstance(b, tuple):
             if isinstance(a, Const) and a.value in (None, UNDEFINED):
@@ -411,7 +411,6 @@ class ControlFlow:
     def _reshape(self, keys, inits, results, unknown):
         """``inits`` with each unknown one given the structure of its result, or
         ``None`` when none changes."""
-        from .build import freeze
         reshaped, changed = list(inits), False
         for j, k in enumerate(keys):
             if k not in unknown:
@@ -674,7 +673,6 @@ class ControlFlow:
                 return RangeVal(args[0], args[1], Const(1))
             return RangeVal(*args[:3])
         if f in (builtins.enumerate, builtins.zip):
-            from .build import ListVal
             # a list built while compiling is iterated as its items now
             args = [tuple(a.items) if isinstance(a, ListVal) else a for a in args]
         if f is builtins.enumerate:
@@ -691,7 +689,6 @@ class ControlFlow:
 
 
 def _frozen(value):
-    from .build import freeze
     return freeze(value)
 
 
@@ -708,3 +705,12 @@ def _placed(keys, params, inits, placeholders):
 
 def _is_zero(a):
     return isinstance(a, Const) and a.value == 0
+
+
+def returned(scope):
+    """What the function walked in ``scope`` returned."""
+    value = scope.env.get(RETVAL, Const(None))
+    bad = unmerged_in(value)
+    if bad is not None:
+        raise bad.error()
+    return value

@@ -203,10 +203,23 @@ def _contents(cell):
 
 
 # --------------------------------------------------------------- checking
+_types = None
+
+
+def guard_types():
+    """``(Tensor, Parameter, Cell, Primitive)``, imported once (they import this module)."""
+    global _types
+    if _types is None:
+        from ..tensor import Tensor, Parameter
+        from ..nn.cell import Cell
+        from ..ops.primitive import Primitive
+        _types = (Tensor, Parameter, Cell, Primitive)
+    return _types
+
+
 def classify(value):
     """How to check, on later calls, a value read through a path: ``(kind, payload)``."""
-    from . import resolve
-    Tensor, Parameter, Cell, Primitive = resolve.guard_types()
+    Tensor, Parameter, Cell, Primitive = guard_types()
     t = type(value)
     if t in _SCALARS:
         return ("const", (t, value))

@@ -14,7 +14,7 @@ import types
 import numpy as np
 
 from ..ir.nodes import Var
-from .guards import read_path, scalar_key
+from .guards import read_path, scalar_key, guard_types
 
 
 def closure_vars(fn):
@@ -39,20 +39,6 @@ def child_path(const, name, item=False):
 
 
 _SCALAR_TYPES = frozenset((type(None), bool, int, float, complex, str, bytes))
-_types = None
-
-
-def guard_types():
-    """``(Tensor, Parameter, Cell, Primitive)``, imported once (they import this module)."""
-    global _types
-    if _types is None:
-        from ..tensor import Tensor, Parameter
-        from ..nn.cell import Cell
-        from ..ops.primitive import Primitive
-        _types = (Tensor, Parameter, Cell, Primitive)
-    return _types
-
-
 def guard_key(value):
     """What compiled code may assume about ``value``, an argument, on later calls.
 
@@ -61,7 +47,7 @@ def guard_key(value):
     """
     if type(value) in _SCALAR_TYPES:    # the common case, checked on every call
         return ("const",) + scalar_key(value)
-    Tensor, Parameter, Cell, Primitive = _types or guard_types()
+    Tensor, Parameter, Cell, Primitive = guard_types()
     if isinstance(value, Parameter):
         return ("param",)
     if isinstance(value, (Tensor, np.ndarray)):
@@ -96,7 +82,7 @@ def _captured_key(cell):
 
 
 def _captured_key_value(value):
-    Tensor = (_types or guard_types())[0]
+    Tensor = guard_types()[0]
     if isinstance(value, (Tensor, np.ndarray)):
         return ("id", id(value))
     try:
