@@ -45,6 +45,20 @@ def _to_array(data, dtype=None):
     return arr
 
 
+# Tensor methods and attributes beyond the arithmetic protocol (``t.sum()``,
+# ``t.T``): the primitive families list them and ``ops.function`` installs
+# them here, so this module does not import the layer above it.
+_METHODS = {}
+_PROPERTIES = {}
+
+
+def register_methods(methods, properties):
+    """Make ``methods`` (name -> function(self, ...)) and ``properties`` (name ->
+    function(self)) available on every Tensor."""
+    _METHODS.update(methods)
+    _PROPERTIES.update(properties)
+
+
 def _wrap(value):
     """Build a plain Tensor around an op result without re-running conversion."""
     t = Tensor.__new__(Tensor)
@@ -170,12 +184,11 @@ class Tensor:
     def __getattr__(self, name):
         """Methods a primitive family lists (``ops/function``) work eagerly too."""
         if not name.startswith("_"):
-            from .ops.function import TENSOR_METHODS, TENSOR_PROPERTIES
-            if name in TENSOR_METHODS:
-                fn = TENSOR_METHODS[name]
+            if name in _METHODS:
+                fn = _METHODS[name]
                 return lambda *args, **kwargs: fn(self, *args, **kwargs)
-            if name in TENSOR_PROPERTIES:
-                return TENSOR_PROPERTIES[name](self)
+            if name in _PROPERTIES:
+                return _PROPERTIES[name](self)
         raise AttributeError("'%s' object has no attribute '%s'" % (type(self).__name__, name))
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):

@@ -59,11 +59,6 @@ EXCEPTIONS = frozenset([
     ("s2sad.frontend.build", "s2sad.ops.composite"),
     ("s2sad.frontend.build", "s2sad.ir.passes"),
     ("s2sad.frontend.build", "s2sad.ir.poly"),
-    # Tensor methods call the functional ops; a functional op asks the
-    # frontend's resolver; control ops subclass the primitive base.
-    ("s2sad.tensor", "s2sad.ops.function"),
-    ("s2sad.ops.function.math_func", "s2sad.frontend.resolve"),
-    ("s2sad.ir.control", "s2sad.ops.primitive"),
     # Reverse AD uses a primitive-aware pass; the runtime helpers import each other.
     ("s2sad.ad.reverse", "s2sad.ir.shift"),
     ("s2sad.backend.rt_math", "s2sad.backend.runtime"),

@@ -25,7 +25,7 @@ from ..errors import CompileError, NoGradientRuleError
 from ..ir.nodes import Var, Const, Op, Func, Region, Frame, leaves, map_structure, tag_frame
 from ..ir.passes import cse, dce, same_shape
 from ..ir.poly import collect_polynomials
-from ..ops.primitive import Primitive
+from ..ir.primitive import Primitive
 from ..ops.operations import math_ops as M
 from ..ops.operations import array_ops as A
 from ..ops.operations import runtime_ops as R

@@ -212,7 +212,7 @@ def guard_types():
     if _types is None:
         from ..tensor import Tensor, Parameter
         from ..nn.cell import Cell
-        from ..ops.primitive import Primitive
+        from ..ir.primitive import Primitive
         _types = (Tensor, Parameter, Cell, Primitive)
     return _types
 

@@ -187,20 +187,11 @@ def call_target(f):
     return None
 
 
-_RUNTIME_BUILTINS = {}
-
-
 def runtime_builtin(f):
     """A replacement written with primitives for a builtin applied to runtime values."""
+    from ..ops.function import BUILTINS
     try:
-        return _RUNTIME_BUILTINS.get(f)
+        return BUILTINS.get(f)
     except TypeError:
         return None
-
-
-def register_runtime_builtin(original):
-    def deco(fn):
-        _RUNTIME_BUILTINS[original] = fn
-        return fn
-    return deco
 

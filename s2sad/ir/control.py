@@ -6,7 +6,7 @@ reads (``NewStack``, ``StackPush``, ``StackPop``).  Codegen writes each as the
 Python statement it stands for, so control flow reads back as ``if``/``for``/
 ``while``.
 """
-from ..ops.primitive import Primitive
+from .primitive import Primitive
 from .nodes import map_structure
 
 

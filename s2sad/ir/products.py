@@ -8,7 +8,7 @@ into a ``MatMulGradSum`` that keeps the operands and multiplies them in
 batches.  It runs last, on the program that is compiled: the collector has
 no derivative rules.
 """
-from ..ops.primitive import Primitive
+from .primitive import Primitive
 from ..ops.operations.math_ops import MatMul, MatMulGradA, MatMulGradB
 from .control import ForRange, NewAccumulator, AccumulateAt
 from .nodes import Var, Op, use_counts, walk_blocks

@@ -12,7 +12,7 @@ dropped by DCE.  The result differs from the loop's only by rounding (one
 multiplication instead of n); where ``factor ** n`` overflows or vanishes,
 or the value is not a floating-point one, the runtime falls back to the loop.
 """
-from ..ops.primitive import Primitive
+from .primitive import Primitive
 from ..ops.operations import math_ops as M
 from .control import ForRange
 from .nodes import Const, Op, Var, use_counts

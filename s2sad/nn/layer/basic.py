@@ -2,7 +2,7 @@
 from ... import ops
 from ... import dtype as mstype
 from ...common.initializer import initializer
-from ...ops.primitive import Primitive
+from ...ir.primitive import Primitive
 from ...tensor import Parameter
 from ..cell import Cell
 from .activation import get_activation

@@ -7,6 +7,7 @@ Each family module also lists the NumPy functions (``NUMPY``) and the
 Tensor/ndarray methods and attributes (``TENSOR_METHODS``,
 ``TENSOR_PROPERTIES``) that map to its functional forms.
 """
+from ...tensor import register_methods
 from . import math_func, array_func, nn_func
 from .math_func import *  # noqa: F401,F403
 from .array_func import *  # noqa: F401,F403
@@ -18,10 +19,14 @@ FAMILIES = (math_func, array_func, nn_func)
 def _merged(attr):
     out = {}
     for family in FAMILIES:
-        out.update(getattr(family, attr))
+        out.update(getattr(family, attr, {}))
     return out
 
 
 NUMPY = _merged("NUMPY")
 TENSOR_METHODS = _merged("TENSOR_METHODS")
 TENSOR_PROPERTIES = _merged("TENSOR_PROPERTIES")
+#: builtins (``abs``) applied to runtime values -> a replacement over primitives
+BUILTINS = _merged("BUILTINS")
+
+register_methods(TENSOR_METHODS, TENSOR_PROPERTIES)

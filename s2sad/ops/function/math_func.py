@@ -12,7 +12,6 @@ import numpy as np
 from ..operations import math_ops as M
 from ..operations import array_ops as A
 from ...backend.runtime import constexpr
-from ...frontend.resolve import register_runtime_builtin
 
 _add = M.Add()
 _sub = M.Sub()
@@ -719,9 +718,9 @@ TENSOR_METHODS = {
 TENSOR_PROPERTIES = {}
 
 
-# ``abs(x)`` on a runtime value inside differentiated code stages Abs
-register_runtime_builtin(builtins.abs)(abs)
+#: builtins applied to runtime values -> functional form (``abs(x)`` stages Abs)
+BUILTINS = {builtins.abs: abs}
 
 __all__ = [_n for _n, _v in list(globals().items())
            if not _n.startswith("_") and callable(_v) and getattr(_v, "__module__", None) == __name__
-           and _n not in ("constexpr", "register_runtime_builtin")]
+           and _n != "constexpr"]

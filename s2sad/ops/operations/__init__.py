@@ -1,5 +1,5 @@
 """Primitive classes (MindSpore's ``mindspore.ops.operations``, usually imported as P)."""
-from ..primitive import Primitive
+from ...ir.primitive import Primitive
 from . import math_ops, array_ops, nn_ops
 from .math_ops import *  # noqa: F401,F403
 from .array_ops import *  # noqa: F401,F403

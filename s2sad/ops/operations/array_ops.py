@@ -10,7 +10,7 @@ import numbers
 
 import numpy as np
 
-from ..primitive import Primitive, constexpr
+from ...ir.primitive import Primitive, constexpr
 
 _NO_GRAD = "no gradient (the result is a shape, an index, a count or a constant)"
 

@@ -5,7 +5,7 @@ points without a derivative, ``nondifferentiable``; both feed the generated
 documentation of the primitives.
 """
 import re
-from ..primitive import Primitive, constexpr
+from ...ir.primitive import Primitive, constexpr
 
 
 def _unary(name, template, doc, formula, differentiable=True, nondifferentiable=None):

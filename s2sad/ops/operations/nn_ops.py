@@ -4,7 +4,7 @@ Layouts are NCHW.  The gradient primitives (``GeLUGrad``, ``Conv2DBackpropInput`
 ``MaxPoolGrad``, ...) exist because the rules are written with primitives only:
 each has rules of its own, so adjoints can be differentiated again.
 """
-from ..primitive import Primitive
+from ...ir.primitive import Primitive
 
 
 def _pair(value, name):

@@ -14,7 +14,7 @@ import random
 
 import numpy as np
 
-from ..primitive import Primitive
+from ...ir.primitive import Primitive
 
 _NO_GRAD = "no gradient: called at run time"
 

@@ -1,0 +1,142 @@
+"""The Primitive base class (the IR's unit of work; the primitives themselves are in ``ops``).
+
+A primitive is the unit the AD works on. Each primitive class says how it is
+written in generated code (``emit``: a Python expression over the array
+namespace ``xp`` and the runtime helpers ``rt``); its eager implementation is
+compiled from that same expression, so eager results and generated code cannot
+disagree.  Its reverse rule lives in ``ops/_grad`` next to its family.
+"""
+import numpy as np
+
+from ..backend import runtime
+from ..tensor import Tensor
+
+
+def _unwrap(value):
+    if isinstance(value, Tensor):
+        return value._data
+    if isinstance(value, (tuple, list)):
+        return type(value)(_unwrap(v) for v in value)
+    return value
+
+
+def _has_tensor(values):
+    for v in values:
+        if isinstance(v, Tensor):
+            return True
+        if isinstance(v, (tuple, list)) and _has_tensor(v):
+            return True
+    return False
+
+
+def _wrap(value):
+    if isinstance(value, tuple):
+        return tuple(_wrap(v) for v in value)
+    if isinstance(value, (np.ndarray, np.generic)):
+        return Tensor(np.asarray(value))
+    return value
+
+
+_EAGER_NAMESPACE = {"xp": np, "rt": runtime}
+
+
+class Primitive:
+    """Base class of primitives.
+
+    Subclasses pass their attributes to ``__init__`` as keywords; they become
+    instance attributes (``MatMul(transpose_a=True).transpose_a``) and part of
+    the primitive's identity (``key``), which the compile cache specialises on.
+
+    Class attributes:
+      ``num_outputs``: how many values one call produces.
+      ``differentiable``: False for comparisons, shapes and the like: their
+      outputs carry no gradient and need no rule.
+      ``stateful``: True for random primitives: never constant-folded.
+      ``num_inputs`` / ``input_defaults``: how many inputs the rule sees, and
+      the values of trailing ones a call may omit.
+    """
+
+    num_outputs = 1
+    differentiable = True
+    stateful = False
+    #: values of trailing inputs a call may leave out (``ReduceSum()(x)`` -> axis ``()``)
+    input_defaults = ()
+    num_inputs = None
+    #: inputs of which only the shape is read (``rt`` accepts a ``ShapeOf`` there)
+    shape_only_inputs = ()
+    #: the output has the (broadcast) shape of the inputs: elementwise math
+    elementwise = False
+    #: the output has exactly the shape of this input (``ZerosLike``, ``Unbroadcast``...)
+    output_shape_of = None
+
+    def __init__(self, **attrs):
+        self.name = type(self).__name__
+        self.attrs = dict(attrs)
+        for k, v in attrs.items():
+            object.__setattr__(self, k, v)
+        self._eager = {}
+
+    # -- identity -------------------------------------------------------------
+    def key(self):
+        """Hashable identity: class plus attributes."""
+        return (type(self), tuple(sorted((k, _freeze(v)) for k, v in self.attrs.items())))
+
+    def __eq__(self, other):
+        return type(self) is type(other) and self.key() == other.key()
+
+    def __hash__(self):
+        return hash(self.key())
+
+    def __repr__(self):
+        if not self.attrs:
+            return "Prim[%s]" % self.name
+        inner = ", ".join("%s=%r" % kv for kv in sorted(self.attrs.items()))
+        return "Prim[%s]<%s>" % (self.name, inner)
+
+    # -- code -----------------------------------------------------------------
+    def emit(self, *args):
+        """Python expression computing this primitive from argument expressions."""
+        raise NotImplementedError("primitive %s has no code template" % self.name)
+
+    # -- eager execution ------------------------------------------------------
+    def impl(self, *args):
+        """Run on raw NumPy values (compiled once per arity from ``emit``)."""
+        fn = self._eager.get(len(args))
+        if fn is None:
+            names = ["a%d" % i for i in range(len(args))]
+            src = "lambda %s: %s" % (", ".join(names), self.emit(*names))
+            fn = eval(compile(src, "<primitive %s>" % self.name, "eval"), dict(_EAGER_NAMESPACE))
+            self._eager[len(args)] = fn
+        return fn(*args)
+
+    def complete_inputs(self, args):
+        """``args`` with omitted trailing inputs filled from ``input_defaults``."""
+        if self.num_inputs is None or len(args) >= self.num_inputs:
+            return list(args)
+        missing = self.num_inputs - len(args)
+        if missing > len(self.input_defaults):
+            raise TypeError("For '%s', expected %d inputs, but got %d"
+                            % (self.name, self.num_inputs, len(args)))
+        return list(args) + list(self.input_defaults[len(self.input_defaults) - missing:])
+
+    def __call__(self, *args):
+        args = self.complete_inputs(args)
+        result = self.impl(*_unwrap(args))
+        return _wrap(result) if _has_tensor(args) else result
+
+
+def _freeze(v):
+    if isinstance(v, list):
+        return tuple(_freeze(x) for x in v)
+    if isinstance(v, dict):
+        return tuple(sorted((k, _freeze(x)) for k, x in v.items()))
+    if isinstance(v, np.ndarray):
+        return ("ndarray", v.dtype.str, v.shape, v.tobytes())
+    return v
+
+
+def constexpr(value):
+    """Render a compile-time constant attribute as Python source."""
+    if isinstance(value, float) and not np.isfinite(value):
+        return "float(%r)" % repr(value)
+    return repr(value)
