@@ -14,12 +14,11 @@ import contextlib
 import hashlib
 import importlib.util
 import inspect
-import io
-import keyword
 import os
 import sys
-import tokenize
 import traceback
+
+from .highlight import ansi
 
 EXIT_OK = 0
 EXIT_COMPILE = 1
@@ -249,56 +248,9 @@ def resolve_target(target, get_by_list):
 
 
 # ------------------------------------------------------------ highlighting
-_RESET = "\033[0m"
-_STYLES = {
-    "keyword": "\033[1;34m",   # bold blue
-    "comment": "\033[2;32m",   # dim green
-    "adjoint": "\033[35m",     # magenta: d_* names
-    "defname": "\033[1m",      # bold: the function defined
-    "string": "\033[33m",      # yellow
-}
-
-
 def highlight(source):
-    """``source`` with ANSI colours: keywords, comments, ``d_*`` names, strings.
-
-    Falls back to the plain text if the source does not tokenize.
-    """
-    lines = source.splitlines(keepends=True)
-    starts = [0]
-    for line in lines:
-        starts.append(starts[-1] + len(line))
-    out = []
-    pos = 0
-    previous = None
-    try:
-        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
-    except (tokenize.TokenError, SyntaxError, IndentationError):
-        return source
-    for tok in tokens:
-        style = None
-        if tok.type == tokenize.COMMENT:
-            style = "comment"
-        elif tok.type == tokenize.STRING:
-            style = "string"
-        elif tok.type == tokenize.NAME:
-            if keyword.iskeyword(tok.string):
-                style = "keyword"
-            elif tok.string.startswith("d_"):
-                style = "adjoint"
-            elif previous is not None and previous.string == "def":
-                style = "defname"
-        if tok.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT):
-            previous = tok
-        if style is None:
-            continue
-        begin = starts[tok.start[0] - 1] + tok.start[1]
-        end = starts[tok.end[0] - 1] + tok.end[1]
-        out.append(source[pos:begin])
-        out.append(_STYLES[style] + source[begin:end] + _RESET)
-        pos = end
-    out.append(source[pos:])
-    return "".join(out)
+    """``source`` with ANSI colours (Pygments when installed); see :mod:`s2sad.highlight`."""
+    return ansi(source)
 
 
 def _use_color(choice, stream):

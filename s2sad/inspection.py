@@ -1,4 +1,5 @@
 """Read what s2sad generated: ``get_source`` and ``get_ir``."""
+from .highlight import SourceText
 from .ir import format_func
 
 
@@ -20,9 +21,10 @@ def _compiled(grad_fn, args):
 def get_source(grad_fn, *args):
     """The generated adjoint of ``grad_fn`` as Python source.
 
-    Uses the code compiled by the last call, or compiles for ``args``.
+    Uses the code compiled by the last call, or compiles for ``args``.  The
+    result is a ``str`` that notebooks display highlighted.
     """
-    return _compiled(grad_fn, args).source
+    return SourceText(_compiled(grad_fn, args).source)
 
 
 def get_ir(grad_fn, *args, stage="grad"):
