@@ -13,6 +13,7 @@ import pytest
 import s2sad
 from s2sad import ops, Tensor
 from s2sad.ad import grad as G
+from s2sad.backend import userlines
 from s2sad.errors import RuleError
 from s2sad.ops._grad import bprop_getters
 
@@ -161,7 +162,7 @@ def _failing_call(tmp_path):
 
 def test_traceback_shows_generated_lines(tmp_path):
     m, g, info = _failing_call(tmp_path)
-    text = "".join(traceback.format_exception(info.value))
+    text = _printed(info.value)
     frames = traceback.extract_tb(info.value.__traceback__)
     gen = [f for f in frames if f.filename.startswith("<s2sad ")]
     assert gen, text
@@ -174,12 +175,92 @@ def test_traceback_shows_generated_lines(tmp_path):
     assert above and above[-1] == "# line 7: return z @ y", above
 
 
+def _printed(exc):
+    """The traceback Python prints for ``exc`` (the three-argument form runs on 3.9)."""
+    return "".join(traceback.format_exception(type(exc), exc, exc.__traceback__))
+
+
 def test_traceback_names_the_users_line(tmp_path):
     m, g, info = _failing_call(tmp_path)
-    text = "".join(traceback.format_exception(info.value))
+    text = _printed(info.value)
     # a note under the error names the user's file and line, and shows it
     assert 'in differentiated code: File "%s", line 7' % m.__file__ in text, text
     assert text.rstrip().endswith("return z @ y"), text
+    assert text.count("in differentiated code") == 1, text
+
+
+@pytest.fixture
+def without_add_note(monkeypatch):
+    """Generated code raising as on Python 3.9/3.10, which have no ``add_note``."""
+    monkeypatch.setattr(userlines, "_HAS_NOTES", False)
+
+
+def test_without_add_note_the_message_names_the_users_line(tmp_path, without_add_note):
+    m, g, info = _failing_call(tmp_path)
+    note = 'in differentiated code: File "%s", line 7\n    return z @ y' % m.__file__
+    message = str(info.value)
+    assert message.startswith("matmul: ") and message.endswith("\n" + note), message
+    assert not hasattr(info.value, "__notes__") and info.value.__cause__ is None
+    text = _printed(info.value)
+    assert text.rstrip().endswith("return z @ y") and text.count(note) == 1, text
+
+
+ASSERTS = """
+import numpy as np
+
+
+def f(x):
+    assert np.all(x > 0)
+    return np.sum(x * x)
+"""
+
+
+def test_without_add_note_an_error_without_message_gets_one(tmp_path, without_add_note):
+    m = load_source(tmp_path, ASSERTS, "fault_asserts")
+    with pytest.raises(AssertionError) as info:
+        ops.GradOperation()(m.f)(np.array([1.0, -1.0]))
+    note = 'in differentiated code: File "%s", line 6\n    assert np.all(x > 0)' % m.__file__
+    assert info.value.args == (note,) and info.value.__cause__ is None
+    assert _printed(info.value).rstrip().endswith("AssertionError: " + note)
+
+
+def _raised_in_handler():
+    try:
+        try:
+            raise OSError("disk")
+        except OSError:
+            raise KeyError("k")
+    except KeyError as e:
+        return e
+
+
+def test_without_add_note_a_formatted_message_gets_a_cause(without_add_note):
+    """KeyError prints its argument quoted: the text is a UserLine above it, chain kept."""
+    exc = _raised_in_handler()
+    note = 'in differentiated code: File "m.py", line 3\n    y = d[k]'
+    userlines._add_note(exc, note)
+    userlines._add_note(exc, note)                            # once only
+    assert str(exc) == "'k'" and exc.args == ("k",)
+    cause = exc.__cause__
+    assert isinstance(cause, userlines.UserLine) and cause.args == (note,)
+    assert isinstance(cause.__context__, OSError) and not cause.__suppress_context__
+    assert cause.__cause__ is None
+    text = _printed(exc)
+    assert text.count("UserLine: " + note) == 1, text
+    assert text.index("UserLine: " + note) < text.index("KeyError: 'k'"), text
+    if traceback.TracebackException.__init__.__module__ == "traceback":
+        # (exceptiongroup's backport, which pytest imports on 3.9/3.10, replaces this
+        # printer with one that follows only the cause of an exception that has both)
+        assert text.index("OSError: disk") < text.index("UserLine: "), text
+
+
+def test_without_add_note_a_note_is_added_once(without_add_note):
+    exc = ValueError("bad shape")
+    userlines._add_note(exc, "in differentiated code: line 3")
+    userlines._add_note(exc, "in differentiated code: line 3")
+    userlines._add_note(exc, "in differentiated code: line 9")
+    assert exc.args == ("bad shape\nin differentiated code: line 3\n"
+                        "in differentiated code: line 9",)
 
 
 # ===================================================== user-registered rules

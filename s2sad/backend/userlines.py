@@ -10,11 +10,27 @@ the exception, printed with the traceback::
     ValueError: matmul: Input operand 1 has a mismatch ...
     in differentiated code: File "model.py", line 7, in f
         return np.sum(a @ b)
+
+Notes (``add_note``) exist on Python 3.11+.  Older Pythons do not print
+``__notes__``, so there the text ends the message of an exception whose
+message is a string printed as is (or that has none), and is otherwise shown
+as the cause of the exception: a ``UserLine`` printed above it.
 """
+from __future__ import annotations
+
 import functools
 import re
 
 _COMMENT = re.compile(r"^\s*# (?P<where>(?:[^:]+ )?line \d+)(:|$)")
+_HAS_NOTES = hasattr(BaseException, "add_note")     # Python 3.11+
+
+
+class UserLine(Exception):
+    """The user's line, shown as the cause of an error raised by generated code.
+
+    Python < 3.11 only, for exceptions whose message cannot carry the text
+    (several arguments, or a class that formats its message, like KeyError).
+    """
 
 
 def pointing_at_user_lines(fn, filename, source, where):
@@ -23,7 +39,7 @@ def pointing_at_user_lines(fn, filename, source, where):
     ``filename`` is the name the generated ``source`` was compiled under;
     ``where`` maps the text of each location comment to its ``Loc``.
     """
-    if not where or not hasattr(BaseException, "add_note"):     # notes: Python 3.11+
+    if not where:
         return fn
     lines = source.splitlines()
 
@@ -52,9 +68,45 @@ def _note(exc, filename, lines, where):
             text = 'in differentiated code: File "%s", line %d' % (loc.filename, loc.lineno)
             if getattr(loc, "source_line", None):
                 text += "\n    " + loc.source_line.strip()
-            if text not in getattr(exc, "__notes__", ()):
-                exc.add_note(text)
+            _add_note(exc, text)
             return
+
+
+def _add_note(exc, text):
+    """``exc.add_note(text)``, or where it is missing, the same text where tracebacks show it."""
+    if _HAS_NOTES:
+        if text not in getattr(exc, "__notes__", ()):
+            exc.add_note(text)
+    elif not _shown(exc, text) and not _in_message(exc, text):
+        _as_cause(exc, text)
+
+
+def _shown(exc, text):
+    cause = exc.__cause__
+    return text in str(exc) or (isinstance(cause, UserLine) and cause.args == (text,))
+
+
+def _in_message(exc, text):
+    """Append ``text`` to the message of ``exc``, if its class prints the message as is."""
+    args = exc.args
+    if args == ():
+        exc.args = (text,)
+    elif len(args) == 1 and isinstance(args[0], str):
+        exc.args = (args[0] + "\n" + text,)
+    else:
+        return False
+    if str(exc) == exc.args[0]:
+        return True
+    exc.args = args                 # its class prints the message otherwise (KeyError quotes it)
+    return False
+
+
+def _as_cause(exc, text):
+    """Show ``text`` as a ``UserLine`` printed above ``exc``, keeping the chain ``exc`` had."""
+    cause = UserLine(text)
+    cause.__cause__, cause.__context__ = exc.__cause__, exc.__context__
+    cause.__suppress_context__ = exc.__suppress_context__
+    exc.__cause__ = cause
 
 
 __all__ = ["pointing_at_user_lines"]
