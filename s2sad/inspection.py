@@ -1,4 +1,6 @@
 """Read what s2sad generated: ``get_source`` and ``get_ir``."""
+from typing import Any, Callable
+
 from .highlight import SourceText
 from .ir import format_func
 
@@ -18,7 +20,7 @@ def _compiled(grad_fn, args):
     return last
 
 
-def get_source(grad_fn, *args):
+def get_source(grad_fn: Callable[..., Any], *args: Any) -> str:
     """The generated adjoint of ``grad_fn`` as Python source.
 
     Uses the code compiled by the last call, or compiles for ``args``.  The
@@ -27,7 +29,7 @@ def get_source(grad_fn, *args):
     return SourceText(_compiled(grad_fn, args).source)
 
 
-def get_ir(grad_fn, *args, stage="grad"):
+def get_ir(grad_fn: Callable[..., Any], *args: Any, stage: str = "grad") -> str:
     """The SSA IR (``stage='forward'`` or ``'grad'``) as text."""
     c = _compiled(grad_fn, args)
     return format_func(c.forward if stage == "forward" else c.grad_ir)

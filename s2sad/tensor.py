@@ -3,13 +3,24 @@
 The array lives in ``_data`` (always an ``ndarray``, 0-d for scalars) so other
 modules can read and replace it without going through the public API.
 """
+from __future__ import annotations
+
 import numbers
+from typing import Any, Iterable, Iterator, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
 from . import dtype as mstype
 
 __all__ = ["Tensor", "Parameter", "ParameterTuple"]
+
+#: What ``Tensor(...)`` and ``Parameter(...)`` convert: a Tensor, an array, a
+#: Python or NumPy scalar, or a (nested) list or tuple of numbers.
+InputData = Union["Tensor", np.ndarray, np.generic, bool, int, float, complex, Sequence[Any]]
+#: A dtype: ``mstype.float32``, a NumPy dtype or scalar type (``np.float64``), or its name.
+DTypeLike = Union[mstype.Type, np.dtype, type, str]
+#: An axis argument: one axis, several, or None for all.
+Axis = Union[int, Sequence[int], None]
 
 
 def _to_array(data, dtype=None):
@@ -140,38 +151,39 @@ class Tensor:
     # __eq__ is elementwise, so identity hashing keeps Tensors usable as dict keys.
     __hash__ = object.__hash__
 
-    def __init__(self, input_data=None, dtype=None):
+    def __init__(self, input_data: Optional[InputData] = None,
+                 dtype: Optional[DTypeLike] = None) -> None:
         self._data = _to_array(input_data, dtype)
 
     # ---- properties -------------------------------------------------------
     @property
-    def shape(self):
+    def shape(self) -> Tuple[int, ...]:
         return tuple(int(s) for s in self._data.shape)
 
     @property
-    def dtype(self):
+    def dtype(self) -> mstype.Type:
         return mstype.from_numpy(self._data.dtype)
 
     @property
-    def ndim(self):
+    def ndim(self) -> int:
         return self._data.ndim
 
     @property
-    def size(self):
+    def size(self) -> int:
         return int(self._data.size)
 
     @property
-    def T(self):
+    def T(self) -> Tensor:
         return _wrap(self._data.T)
 
-    def asnumpy(self):
+    def asnumpy(self) -> np.ndarray:
         """The underlying ndarray itself (no copy), like MindSpore's asnumpy."""
         return self._data
 
-    def item(self, *args):
+    def item(self, *args: int) -> Any:
         return self._data.item(*args)
 
-    def tolist(self):
+    def tolist(self) -> Any:
         return self._data.tolist()
 
     # ---- numpy / Python protocol -----------------------------------------
@@ -181,7 +193,7 @@ class Tensor:
             return arr.astype(dtype)
         return arr.copy() if copy else arr
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> Any:
         """Methods a primitive family lists (``ops/function``) work eagerly too."""
         if not name.startswith("_"):
             if name in _METHODS:
@@ -203,12 +215,12 @@ class Tensor:
             return result
         return _wrap(np.asarray(result))
 
-    def __len__(self):
+    def __len__(self) -> int:
         if self._data.ndim == 0:
             raise TypeError("len() of a 0-d Tensor")
         return len(self._data)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Tensor]:
         if self._data.ndim == 0:
             raise TypeError("iteration over a 0-d Tensor")
         for row in self._data:
@@ -220,13 +232,13 @@ class Tensor:
                             "scalars, got shape {}".format(self.shape))
         return self._data.reshape(()).item()
 
-    def __float__(self):
+    def __float__(self) -> float:
         return float(self._scalar())
 
-    def __int__(self):
+    def __int__(self) -> int:
         return int(self._scalar())
 
-    def __bool__(self):
+    def __bool__(self) -> bool:
         if self._data.size != 1:
             raise ValueError("The truth value of a Tensor with {} elements is ambiguous"
                              .format(self._data.size))
@@ -302,74 +314,80 @@ class Tensor:
         return _wrap(np.abs(self._data))
 
     # ---- indexing ---------------------------------------------------------
-    def __getitem__(self, idx):
+    def __getitem__(self, idx: Any) -> Tensor:
         return _wrap(self._data[_index(idx)])
 
-    def __setitem__(self, idx, value):
+    def __setitem__(self, idx: Any, value: Any) -> None:
         if isinstance(value, Tensor):
             value = value._data
         self._data[_index(idx)] = value
 
     # ---- methods ----------------------------------------------------------
     # ``out=None`` and ``**_`` let NumPy's functions (np.sum(t), np.mean(t)) call these.
-    def sum(self, axis=None, dtype=None, keepdims=False, out=None, **_):
+    def sum(self, axis: Axis = None, dtype: Optional[DTypeLike] = None, keepdims: bool = False,
+            out: Any = None, **_: Any) -> Tensor:
         return _wrap(np.sum(self._data, axis=_axis(axis), dtype=mstype.to_numpy(dtype),
                             keepdims=keepdims))
 
-    def mean(self, axis=None, keep_dims=False, dtype=None, out=None, keepdims=False, **_):
+    def mean(self, axis: Axis = None, keep_dims: bool = False,
+             dtype: Optional[DTypeLike] = None, out: Any = None, keepdims: bool = False,
+             **_: Any) -> Tensor:
         return _wrap(np.mean(self._data, axis=_axis(axis), keepdims=keep_dims or keepdims))
 
-    def max(self, axis=None, keepdims=False, out=None, keep_dims=False, **_):
+    def max(self, axis: Axis = None, keepdims: bool = False, out: Any = None,
+            keep_dims: bool = False, **_: Any) -> Tensor:
         return _wrap(np.max(self._data, axis=_axis(axis), keepdims=keepdims or keep_dims))
 
-    def min(self, axis=None, keepdims=False, out=None, keep_dims=False, **_):
+    def min(self, axis: Axis = None, keepdims: bool = False, out: Any = None,
+            keep_dims: bool = False, **_: Any) -> Tensor:
         return _wrap(np.min(self._data, axis=_axis(axis), keepdims=keepdims or keep_dims))
 
-    def reshape(self, *shape):
+    def reshape(self, *shape: Union[int, Sequence[int]]) -> Tensor:
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
         return _wrap(self._data.reshape(shape))
 
-    def transpose(self, *axes):
+    def transpose(self, *axes: Union[int, Sequence[int]]) -> Tensor:
         if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
             axes = tuple(axes[0])
         return _wrap(np.transpose(self._data, axes or None))
 
-    def squeeze(self, axis=None):
+    def squeeze(self, axis: Axis = None) -> Tensor:
         return _wrap(np.squeeze(self._data, axis=_axis(axis)))
 
-    def expand_dims(self, axis):
+    def expand_dims(self, axis: int) -> Tensor:
         return _wrap(np.expand_dims(self._data, axis))
 
-    def flatten(self):
+    def flatten(self) -> Tensor:
         return _wrap(self._data.reshape(-1))
 
-    def astype(self, dtype):
+    def astype(self, dtype: DTypeLike) -> Tensor:
         return _wrap(self._data.astype(mstype.to_numpy(dtype)))
 
-    def abs(self):
+    def abs(self) -> Tensor:
         return _wrap(np.abs(self._data))
 
-    def exp(self):
+    def exp(self) -> Tensor:
         return _wrap(np.exp(self._data))
 
-    def log(self):
+    def log(self) -> Tensor:
         return _wrap(np.log(self._data))
 
-    def sqrt(self):
+    def sqrt(self) -> Tensor:
         return _wrap(np.sqrt(self._data))
 
-    def square(self):
+    def square(self) -> Tensor:
         return _wrap(np.square(self._data))
 
-    def copy(self):
+    def copy(self) -> Tensor:
         return _wrap(self._data.copy())
 
 
 class Parameter(Tensor):
     """A trainable Tensor; its ``name`` is filled in when a Cell registers it."""
 
-    def __init__(self, default_input, name=None, requires_grad=True):
+    def __init__(self, default_input: InputData, name: Optional[str] = None,
+                 requires_grad: bool = True) -> None:
         arr = _to_array(default_input)
         if isinstance(default_input, (Tensor, np.ndarray)):
             # Own the storage so in-place updates cannot leak into the source.
@@ -379,10 +397,10 @@ class Parameter(Tensor):
         self.requires_grad = requires_grad
 
     @property
-    def data(self):
+    def data(self) -> Parameter:
         return self
 
-    def set_data(self, data):
+    def set_data(self, data: InputData) -> Parameter:
         """Replace the value (taking the new data's dtype) and return self."""
         self._data = _to_array(data)
         return self
@@ -395,7 +413,7 @@ class Parameter(Tensor):
 class ParameterTuple(tuple):
     """An immutable tuple of uniquely named Parameters (what optimizers take)."""
 
-    def __new__(cls, iterable=()):
+    def __new__(cls, iterable: Iterable[Parameter] = ()) -> ParameterTuple:
         items = tuple(iterable)
         seen = set()
         for p in items:
@@ -408,3 +426,8 @@ class ParameterTuple(tuple):
                                      .format(p.name))
                 seen.add(p.name)
         return tuple.__new__(cls, items)
+
+
+#: What a ``weights`` argument accepts: one Parameter, a list or tuple of them
+#: (``ParameterTuple``, ``net.trainable_params()``), or None.
+Weights = Union[Parameter, Sequence[Parameter], None]

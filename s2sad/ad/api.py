@@ -15,10 +15,13 @@ Arguments are packed as ``(selected, rest, layout)`` before differentiating,
 so only the gradients asked for are computed and a Python-constant argument
 (which ``get_all`` leaves out) never shifts the positions.
 """
+from __future__ import annotations
+
 import inspect
 import threading
 import types
 import weakref
+from typing import Any, Callable, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -27,9 +30,14 @@ from .. import tracebacks
 from ..errors import S2SADError
 from ..backend.runtime import constexpr
 from ..nn.cell import Cell
+from ..tensor import Weights
 from ..ops.composite import (GradOperation, GradFunction, UnfitInput, _PackedFastPath,
                              _fn_key, name_input, refuse_complex, warn_constants)
 
+#: ``grad_position`` of jacfwd, jacrev and hessian: one input's index, or several.
+Positions = Union[int, Sequence[int]]
+#: ``grad_position`` of grad and value_and_grad: also None (the weights' gradients only).
+GradPosition = Optional[Positions]
 
 # ------------------------------------------------------------------ helpers
 def _target(fn):
@@ -444,7 +452,8 @@ def _mode(positions, weights):
 # constexpr: used inside a differentiated function, ``grad(f)`` is evaluated while
 # compiling and the function it returns is inlined, instead of this factory.
 @constexpr
-def grad(fn, grad_position=0, weights=None, has_aux=False):
+def grad(fn: Callable[..., Any], grad_position: GradPosition = 0, weights: Weights = None,
+         has_aux: bool = False) -> Callable[..., Any]:
     """The gradient function of ``fn`` (MindSpore 2.x ``mindspore.grad``).
 
     - ``grad_position``: an int gives that input's gradient bare, a tuple a
@@ -504,7 +513,8 @@ def _inspectable_chain(wrapper, gf):
 
 
 @constexpr
-def value_and_grad(fn, grad_position=0, weights=None, has_aux=False):
+def value_and_grad(fn: Callable[..., Any], grad_position: GradPosition = 0,
+                   weights: Weights = None, has_aux: bool = False) -> Callable[..., Any]:
     """Like ``grad`` but returns ``(value, gradients)``; ``value`` is ``fn``'s full output.
 
     With ``has_aux`` only the first output is differentiated.  The value
@@ -567,7 +577,7 @@ def _inspectable(wrapper, gf, positions):
 
 
 # --------------------------------------------------------------------- vjp
-def vjp(fn, *inputs, has_aux=False):
+def vjp(fn: Callable[..., Any], *inputs: Any, has_aux: bool = False) -> Tuple[Any, ...]:
     """Reverse mode: ``(out, vjp_fn)``, or ``(out, vjp_fn, aux)`` with ``has_aux``.
 
     ``vjp_fn(v)`` returns a tuple with the cotangent of every input (of every
@@ -645,7 +655,7 @@ def _refuse_complex_inputs(fn, values, api, what=None):
         raise TypeError("For '%s', %s" % (api, named)) from None
 
 
-def jvp(fn, inputs, v, has_aux=False):
+def jvp(fn: Callable[..., Any], inputs: Any, v: Any, has_aux: bool = False) -> Tuple[Any, ...]:
     """Forward mode: ``(fn(*inputs), J @ v)``, or ``(out, J @ v, aux)`` with ``has_aux``.
 
     ``inputs`` and ``v`` are a Tensor/array or tuples of them with the same
@@ -763,7 +773,8 @@ def _shape_jacobian(per_out, out_structure, single):
     return _rebuild(out_structure, iter(rows))
 
 
-def jacfwd(fn, grad_position=0, has_aux=False):
+def jacfwd(fn: Callable[..., Any], grad_position: Positions = 0,
+           has_aux: bool = False) -> Callable[..., Any]:
     """The Jacobian function of ``fn`` by forward mode, one ``jvp`` per input element.
 
     Each Jacobian has shape ``out.shape + input.shape``; for several outputs
@@ -832,7 +843,8 @@ def jacfwd(fn, grad_position=0, has_aux=False):
     return jacfwd_fn
 
 
-def jacrev(fn, grad_position=0, has_aux=False):
+def jacrev(fn: Callable[..., Any], grad_position: Positions = 0,
+           has_aux: bool = False) -> Callable[..., Any]:
     """The Jacobian function of ``fn`` by reverse mode, one ``vjp`` per output element.
 
     Each Jacobian has shape ``out.shape + input.shape``; for several outputs
@@ -885,7 +897,7 @@ def jacrev(fn, grad_position=0, has_aux=False):
     return jacrev_fn
 
 
-def hessian(fn, grad_position=0):
+def hessian(fn: Callable[..., Any], grad_position: Positions = 0) -> Callable[..., Any]:
     """The Hessian function of a scalar-valued ``fn``: forward mode over reverse mode.
 
     ``jacfwd(grad(fn))``: one forward-mode pass over the compiled gradient per

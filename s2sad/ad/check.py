@@ -6,8 +6,11 @@ finite differences give ``<u, (f(x + e v) - f(x - e v)) / 2e>``, reverse mode
 ``<vjp(u), v>``, forward mode ``<u, jvp(v)>``.  Inputs are promoted to
 float64 so the finite differences are meaningful.
 """
-import numpy as np
+from __future__ import annotations
 
+from typing import Any, Callable, Sequence
+
+import numpy as np
 
 
 class GradCheckError(AssertionError):
@@ -77,8 +80,9 @@ def _first_derivative(fn, u, w):
     return directional_gradient
 
 
-def check_grads(fn, args, order=1, modes=("rev", "fwd"), eps=1e-6, rtol=1e-5, atol=1e-7,
-                seed=0):
+def check_grads(fn: Callable[..., Any], args: Sequence[Any], order: int = 1,
+                modes: Sequence[str] = ("rev", "fwd"), eps: float = 1e-6, rtol: float = 1e-5,
+                atol: float = 1e-7, seed: int = 0) -> float:
     """Raise ``GradCheckError`` unless every mode agrees with finite differences.
 
     ``fn`` is a function or Cell of runtime inputs ``args`` (Tensors or

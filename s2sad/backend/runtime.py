@@ -7,13 +7,15 @@ NumPy has no single call for it.
 """
 from math import prod
 from sys import getrefcount
+from typing import Any, Callable, TypeVar
 
 import numpy as np
 
 xp = np
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 
-def constexpr(fn):
+def constexpr(fn: _F) -> _F:
     """Mark ``fn`` as evaluated while compiling when all its arguments are known.
 
     The frontend calls such a function on constant arguments instead of

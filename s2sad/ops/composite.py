@@ -1,13 +1,16 @@
 """GradOperation with MindSpore's semantics, on top of the compiled adjoints."""
+from __future__ import annotations
+
 import inspect
 import warnings
+from typing import Any, Callable
 
 import numpy as np
 
 from .. import tracebacks
 from ..ad import grad as G
 from ..errors import S2SADError
-from ..tensor import Tensor, _wrap as _tensor_of
+from ..tensor import Tensor, Weights, _wrap as _tensor_of
 from ..frontend import resolve
 from ..frontend.guards import FN, Same
 
@@ -29,7 +32,8 @@ class GradOperation:
       default every output leaf gets a sens of ones.
     """
 
-    def __init__(self, get_all=False, get_by_list=False, sens_param=False):
+    def __init__(self, get_all: bool = False, get_by_list: bool = False,
+                 sens_param: bool = False) -> None:
         _check_bool("get_all", get_all)
         _check_bool("get_by_list", get_by_list)
         _check_bool("sens_param", sens_param)
@@ -37,7 +41,7 @@ class GradOperation:
         self.get_by_list = get_by_list
         self.sens_param = sens_param
 
-    def __call__(self, fn, weights=None):
+    def __call__(self, fn: Callable[..., Any], weights: Weights = None) -> GradFunction:
         if self.get_by_list and weights is None:
             raise TypeError("For 'GradOperation', 'weights' must be given when 'get_by_list' "
                             "is True: call grad_op(net, weights)")
