@@ -161,7 +161,8 @@ def _failing_call(tmp_path):
 
 def test_traceback_shows_generated_lines(tmp_path):
     m, g, info = _failing_call(tmp_path)
-    text = "".join(traceback.format_exception(info.value))
+    e = info.value      # format_exception's one-argument form is Python 3.10+
+    text = "".join(traceback.format_exception(type(e), e, e.__traceback__))
     frames = traceback.extract_tb(info.value.__traceback__)
     gen = [f for f in frames if f.filename.startswith("<s2sad ")]
     assert gen, text
