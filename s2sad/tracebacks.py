@@ -13,11 +13,11 @@ An error whose location is missing or inside s2sad (the packed wrapper
 ``grad`` differentiates, for an error about the differentiated callable
 itself) is given the user's call site instead.
 """
-import linecache
 import os
 import sys
 import types
 
+from .compat import getline
 from .errors import CompileError, Location
 
 PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
@@ -50,7 +50,7 @@ def _locate_at_call(err):
     if frame is None:
         return
     filename, lineno = frame.f_code.co_filename, frame.f_lineno
-    line = linecache.getline(filename, lineno)
+    line = getline(filename, lineno)
     col = len(line) - len(line.lstrip())
     err.loc = Location(filename, lineno, col, line, frame.f_code.co_name)
     err.args = (err._render(),)

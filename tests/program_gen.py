@@ -1674,6 +1674,11 @@ def _alarm(seconds):
     return cancel
 
 
+def formatted(e):
+    """The traceback of ``e`` as text (the one-argument format_exception is Python 3.10+)."""
+    return "".join(traceback.format_exception(type(e), e, e.__traceback__))
+
+
 def check_program(program, directory, order2=True, flags=True, seed=0, timeout=None):
     """Run every check on ``program``; return an ``Outcome`` (never raises).
 
@@ -1708,7 +1713,7 @@ def _check_program(program, directory, order2, flags, seed):
     except Unreliable as e:
         return Outcome(program, "skipped", str(e), "fd")
     except Exception as e:
-        return Outcome(program, "generator", "".join(traceback.format_exception(e)), stage)
+        return Outcome(program, "generator", formatted(e), stage)
     try:
         stage = "check_grads"
         s2sad.check_grads(target, args, order=1, modes=("rev", "fwd"))
@@ -1730,7 +1735,7 @@ def _check_program(program, directory, order2, flags, seed):
         return Outcome(program, "mismatch", "%s: %s" % (type(e).__name__, e), stage)
     except Exception as e:
         status = "rejected" if documented_error(e) else "internal"
-        return Outcome(program, status, "".join(traceback.format_exception(e)), stage)
+        return Outcome(program, status, formatted(e), stage)
     return Outcome(program, "ok", "", stage)
 
 

@@ -208,17 +208,16 @@ def check_source(source, tmp_dir, name, program, is_cell):
             return "documented"
         if isinstance(e, SyntaxError):
             raise Internal("s2sad generated code that does not compile:\n%s\n--- source ---\n%s"
-                           % ("".join(traceback.format_exception(e)), source))
+                           % (pg.formatted(e), source))
         if eager_ok:
             raise Internal("%s, for a program that runs eagerly:\n%s\n--- source ---\n%s"
-                           % (why, "".join(traceback.format_exception(e)), source))
+                           % (why, pg.formatted(e), source))
         # the program's own error (NumPy's AxisError, an IndexError, from a runtime
         # helper) is the user's when running it eagerly raises it too
         if isinstance(e, (AttributeError, KeyError, AssertionError, IndexError, NameError)) \
                 and type(e) is not eager_error and _raised_in_s2sad(e):
             raise Internal("an internal %s from inside s2sad:\n%s\n--- source ---\n%s"
-                           % (type(e).__name__, "".join(traceback.format_exception(e)),
-                              source))
+                           % (type(e).__name__, pg.formatted(e), source))
         return "user-error"
     finally:
         pg.clear_caches()
@@ -231,15 +230,19 @@ MUTATION = st.tuples(st.sampled_from(["delete", "duplicate", "swap", "operator",
                      st.integers(0, 10_000), st.integers(0, 10_000))
 
 
-@settings(max_examples=250, derandomize=True, deadline=None, database=None,
+MUTATED_EXAMPLES = 250
+
+
+@settings(max_examples=MUTATED_EXAMPLES, derandomize=True, deadline=None, database=None,
           suppress_health_check=list(HealthCheck))
 @given(seed=st.integers(0, 2 ** 31 - 1), mutations=st.lists(MUTATION, min_size=0, max_size=3))
-def test_mutated_programs(seed, mutations, tmp_path_factory):
+def test_mutated_programs(seed, mutations, tmp_path_factory, progress):
     program = pg.generate(seed, avoid=())
     source = mutate(program.source, mutations, program.kind == "cell")
     tmp = tmp_path_factory.getbasetemp()
     check_source(source, tmp, "mut_%d_%d" % (seed, abs(hash(source)) % 10 ** 8), program,
                  program.kind == "cell")
+    progress.step("test_mutated_programs", MUTATED_EXAMPLES)
 
 
 @pytest.mark.parametrize("construct", sorted(UNSUPPORTED))

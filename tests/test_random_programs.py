@@ -58,8 +58,11 @@ def _report(outcomes):
     return "\n\n".join(lines)
 
 
-def _run(seeds, directory, order2_every=1):
-    """Check the programs of ``seeds``; return the failures (skipped ones are not)."""
+def _run(seeds, directory, order2_every=1, on_done=lambda: None):
+    """Check the programs of ``seeds``; return the failures (skipped ones are not).
+
+    ``on_done()`` is called after each program (progress lines).
+    """
     bad, skipped = [], []
     for k, seed in enumerate(seeds):
         program = pg.generate(seed)
@@ -69,6 +72,7 @@ def _run(seeds, directory, order2_every=1):
                                        order2=k % order2_every == 0,
                                        timeout=120)
         pg.clear_caches()
+        on_done()
         if not outcome.ok:
             bad.append(outcome)
         elif outcome.status == "skipped":
@@ -82,18 +86,21 @@ def _run(seeds, directory, order2_every=1):
 
 # ------------------------------------------------------------- random programs
 @pytest.mark.parametrize("chunk", range(SEEDED_CHUNKS))
-def test_random_programs_seeded(chunk, gen_dir):
+def test_random_programs_seeded(chunk, gen_dir, progress):
     start = FIRST_SEED + chunk * PER_CHUNK
-    bad = _run(range(start, start + PER_CHUNK), gen_dir, order2_every=2)
+    name = "test_random_programs_seeded[%d]" % chunk
+    bad = _run(range(start, start + PER_CHUNK), gen_dir, order2_every=2,
+               on_done=lambda: progress.step(name, PER_CHUNK, "programs"))
     assert not bad, _report(bad)
 
 
 @settings(max_examples=HYPOTHESIS_EXAMPLES, derandomize=True, deadline=None, database=None,
           suppress_health_check=list(HealthCheck))
 @given(seed=pg.seeds())
-def test_random_programs_hypothesis(seed, tmp_path_factory):
+def test_random_programs_hypothesis(seed, tmp_path_factory, progress):
     directory = tmp_path_factory.getbasetemp()
     bad = _run([seed], directory)
+    progress.step("test_random_programs_hypothesis", HYPOTHESIS_EXAMPLES)
     assert not bad, _report(bad)
 
 

@@ -284,3 +284,53 @@ def test_mlp_digits_progress_bar_is_optional(monkeypatch):
     assert module._progress(items, 3, "epoch 1", True) == items
     assert calls and calls[0]["total"] == 3 and calls[0]["desc"] == "epoch 1"
     assert module._progress(items, 3, "epoch 1", False) is items
+
+
+def test_plot_sin_derivative_pi_ticks():
+    """The x axis is labelled at the multiples of pi/2 with the labels a reader expects."""
+    module = load_sample("plot_sin_derivative")
+    ticks, labels = module.pi_ticks(-2 * np.pi, 2 * np.pi)
+    assert labels == ["\u22122\u03c0", "\u22123\u03c0/2", "\u2212\u03c0", "\u2212\u03c0/2", "0",
+                      "\u03c0/2", "\u03c0", "3\u03c0/2", "2\u03c0"]
+    np.testing.assert_allclose(ticks, np.arange(-4, 5) * np.pi / 2)
+    assert module.pi_ticks(0.1, 3.2)[1] == ["\u03c0/2", "\u03c0"]
+
+
+def test_plot_sin_derivative_error_panel_shows_exact_zeros():
+    """An error of exactly 0 cannot be drawn on a log scale: it is moved to the floor and counted."""
+    module = load_sample("plot_sin_derivative")
+    err, zeros = module.error_for_log_scale(np.array([0.0, 1e-17, 0.0, 3e-12]), floor=1e-18)
+    np.testing.assert_array_equal(err, [1e-18, 1e-17, 1e-18, 3e-12])
+    assert zeros == 2
+    x = np.linspace(-1, 1, 5)
+    fd = module.finite_differences(x)
+    assert 0 < np.max(np.abs(fd - np.cos(x))) < 1e-8
+
+
+def test_plot_sin_derivative_figure():
+    """Both curves visible (markers on a solid line), legends outside the curves, log error panel."""
+    matplotlib = pytest.importorskip("matplotlib")
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    module = load_sample("plot_sin_derivative")
+    x, y, dydx = module.derivative_on_grid(60)
+    fig = module.figure(plt, x, y, dydx)
+    try:
+        fig.canvas.draw()
+        top, bottom = fig.axes
+        assert top.get_title() and top.get_ylabel() and bottom.get_ylabel()
+        assert bottom.get_xlabel() == "x" and bottom.get_yscale() == "log"
+        lines = {line.get_label(): line for line in top.get_lines()}
+        ours = lines["d/dx sin(x) by s2sad"]
+        closed = lines["cos(x), closed form"]
+        assert ours.get_linestyle() == "None" and ours.get_marker() == "o"
+        assert closed.get_linestyle() == "-"
+        assert [t.get_text() for t in bottom.get_xticklabels()][4] == "0"
+        for ax in (top, bottom):
+            legend = ax.get_legend().get_window_extent()
+            assert legend.x0 >= ax.get_window_extent().x1    # beside the curves, not on them
+        red = [line for line in bottom.get_lines() if line.get_label().startswith("|s2sad")]
+        np.testing.assert_array_equal(red[0].get_ydata(), module.ZERO_FLOOR)
+    finally:
+        plt.close(fig)

@@ -27,7 +27,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Lowest first.  A module belongs to the layer of the longest prefix that
 # names it; imports within one layer are allowed (but not in a circle).
 LAYERS = (
-    ("base", ("s2sad.errors", "s2sad.dtype", "s2sad.tracebacks", "s2sad.highlight")),
+    ("base", ("s2sad.errors", "s2sad.dtype", "s2sad.tracebacks", "s2sad.compat",
+              "s2sad.highlight")),
     ("runtime", ("s2sad.backend.runtime", "s2sad.backend.rt_array", "s2sad.backend.rt_math",
                  "s2sad.backend.rt_nn", "s2sad.backend.rt_rows", "s2sad.backend.userlines",
                  "s2sad.common.seed")),

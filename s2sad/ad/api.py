@@ -27,6 +27,7 @@ import numpy as np
 
 from . import grad as G
 from .. import tracebacks
+from ..compat import signature
 from ..errors import S2SADError
 from ..backend.runtime import constexpr
 from ..nn.cell import Cell
@@ -289,7 +290,7 @@ def _named_like(packed, fn, skip):
 
     def hints(root, args, default):
         try:
-            params = list(inspect.signature(user_fn(root)).parameters.values())[skip:]
+            params = list(signature(user_fn(root)).parameters.values())[skip:]
         except (TypeError, ValueError):
             return default
         names = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
@@ -419,7 +420,7 @@ def _user_param_names(fn):
     """The positional parameter names of the user's ``fn`` (a function, Cell or method)."""
     py_fn, root = _target(fn)
     try:
-        params = list(inspect.signature(py_fn).parameters.values())
+        params = list(signature(py_fn).parameters.values())
     except (TypeError, ValueError):
         return None
     names = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]

@@ -6,7 +6,6 @@ result (``Compiled``) keeps every stage so users can read the IR and source.
 import collections
 import functools
 import gc
-import inspect
 import os
 import sys
 import threading
@@ -37,6 +36,7 @@ from ..backend.compile import forget_source, forget_sources
 from .reverse import reverse
 from .forward import forward
 from .taylor import taylor_objective, Unsupported
+from ..compat import signature
 from ..errors import S2SADError
 from ..ops.primitive import Primitive
 
@@ -187,7 +187,7 @@ def _param_names(fn, is_method):
     declared = getattr(fn, "__s2sad_params__", None)
     if declared is not None:
         return list(declared)
-    sig = inspect.signature(fn)
+    sig = signature(fn)
     names = list(sig.parameters)
     return names[1:] if is_method else names
 

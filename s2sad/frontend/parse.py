@@ -6,7 +6,6 @@ user edits.
 """
 import inspect
 import io
-import linecache
 import re
 import textwrap
 import tokenize
@@ -14,6 +13,7 @@ import weakref
 
 import gast
 
+from ..compat import getline, module_name
 from ..errors import CompileError, Location, NoGradientRuleError
 
 
@@ -30,7 +30,7 @@ class SourceInfo:
         lineno = getattr(node, "lineno", None) or self.tree.lineno
         col = (getattr(node, "col_offset", 0) or 0) + self.col_shift
         return Location(self.filename, lineno, col,
-                        linecache.getline(self.filename, lineno), self.qualname)
+                        getline(self.filename, lineno), self.qualname)
 
 
 # id(code) -> (weak reference to the code, SourceInfo): by identity, since code objects
@@ -68,7 +68,7 @@ def get_source_info(fn, call_loc=None):
     try:
         lines, first = inspect.getsourcelines(where)
         filename = inspect.getsourcefile(where) or inspect.getfile(where)
-    except (OSError, TypeError):
+    except (OSError, TypeError, UnicodeDecodeError, SyntaxError):   # the last two: Python 3.9
         check_decodable(getattr(code, "co_filename", None))
         raise NoGradientRuleError(
             "cannot differentiate %s: it has no Python source s2sad can read and no "
@@ -137,7 +137,7 @@ def _indent(text):
 def describe(obj):
     """A short human name for a callable: ``module.qualname`` or its repr."""
     name = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None)
-    mod = getattr(obj, "__module__", None)
+    mod = module_name(obj)
     if name and mod:
         return "'%s.%s'" % (mod, name)
     if name:

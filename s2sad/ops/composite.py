@@ -8,6 +8,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .. import tracebacks
+from ..compat import signature
 from ..ad import grad as G
 from ..errors import S2SADError
 from ..tensor import Tensor, Weights, _wrap as _tensor_of
@@ -329,7 +330,7 @@ def _as_function(grad_fn):
         return grad_fn(*args)
     params = getattr(grad_fn.fn, "__s2sad_params__", None)     # a gradient of a gradient
     if params is None:
-        params = list(inspect.signature(grad_fn.fn).parameters)
+        params = list(signature(grad_fn.fn).parameters)
         params = params[1:] if grad_fn.root is not None else params
     gradient_of.__s2sad_params__ = params
     inner = getattr(grad_fn.fn, "__qualname__", "f").replace("<locals>.", "")
@@ -361,7 +362,7 @@ class GradFunction:
         else:
             raise TypeError("GradOperation expects a Cell or a function, but got %s"
                             % type(fn).__name__)
-        sig = inspect.signature(self.fn)
+        sig = signature(self.fn)
         params = list(sig.parameters.values())
         if self.root is not None and params and params[0].kind in (
                 params[0].POSITIONAL_ONLY, params[0].POSITIONAL_OR_KEYWORD):
@@ -522,7 +523,7 @@ class GradFunction:
         names = getattr(self.fn, "__s2sad_params__", None)
         if names is None:
             try:
-                names = list(inspect.signature(self.fn).parameters)
+                names = list(signature(self.fn).parameters)
             except (TypeError, ValueError):
                 return None
             names = names[1:] if self.root is not None else names
