@@ -22,6 +22,12 @@ Conventions (also in docs/testing.md, "Documentation examples"):
   that block's whole standard output; after a ```` ```sh ```` block, whose
   lines must all be ``python ...`` commands, it is their standard output, run
   from the repository root.
+* **Excerpts.**  An output block with the word ``excerpt`` too
+  (```` ```python output excerpt ````) shows some of the printed lines: each
+  of its lines must be printed, in the order shown, with anything between
+  them; ``...`` lines and notes added at the end of a code line
+  (``x = y   # note``, two spaces or more before the ``#``) are left out of
+  the comparison.
 * **Inline output.**  A line ending in ``# prints: TEXT`` must print TEXT (all
   its ``print`` calls together, on one line).  A ``print(...)`` line whose
   comment looks like output (starts with a digit, sign, bracket or quote) but
@@ -45,7 +51,6 @@ import re
 import shlex
 import subprocess
 import sys
-import textwrap
 
 import numpy as np
 import pytest
@@ -85,6 +90,16 @@ class Block:
         self.kind = "output" if "output" in info.split() else (
             "code" if lang in ("python", "sh") else "other")
         self.shows = None             # the output block showing what this one prints
+        self.excerpt = "excerpt" in info.split()
+
+
+def _unindent(source, indent):
+    """``source`` without the indentation of its fence (a block in a list item).
+
+    Only that much: a listing's own indentation is part of what it shows.
+    """
+    return "".join(line[len(indent):] if line.startswith(indent) else line.lstrip(" \t")
+                   for line in source.splitlines(True))
 
 
 def blocks_of(text):
@@ -97,7 +112,7 @@ def blocks_of(text):
         if skip and not reason:
             raise AssertionError("a <!-- no-test --> comment must say why the block is skipped")
         line = text.count("\n", 0, m.start()) + 2
-        block = Block(line, m.group(2), m.group(3), textwrap.dedent(m.group(4)), reason)
+        block = Block(line, m.group(2), m.group(3), _unindent(m.group(4), m.group(1)), reason)
         if block.kind == "output":
             if not blocks or blocks[-1].kind != "code" or blocks[-1].shows is not None:
                 raise AssertionError("the output block at line %d does not follow a python "
@@ -138,6 +153,33 @@ def output_mismatch(expected, actual):
             gn, wn, rtol=RTOL, atol=ATOL, equal_nan=True)
         if not same:
             return "line %d: shown %r, printed %r" % (i + 1, want[i], got[i])
+    return None
+
+
+def _without_note(line):
+    """An excerpt's line without the note added at its end (``code   # note``)."""
+    if line.lstrip().startswith("#"):
+        return line
+    return re.sub(r"\s{2,}#.*$", "", line)
+
+
+def excerpt_mismatch(expected, actual):
+    """Why the lines of ``expected`` do not appear in ``actual`` in order, or None.
+
+    ``...`` lines and notes at the end of a code line are the excerpt's own.
+    """
+    got = actual.splitlines()
+    start = 0
+    for line in expected.splitlines():
+        line = _without_note(line)
+        if not line.strip() or line.strip() == "...":
+            continue
+        for i in range(start, len(got)):
+            if output_mismatch(line, got[i]) is None:
+                start = i + 1
+                break
+        else:
+            return "%r is not printed (after the lines before it)" % line.strip()
     return None
 
 
@@ -303,10 +345,18 @@ def _run_page_text(text, tmp_path, stem="page"):
         else:
             continue
         if block.shows is not None:
-            why = output_mismatch(block.shows.source, printed)
+            compare = excerpt_mismatch if block.shows.excerpt else output_mismatch
+            why = compare(block.shows.source, printed)
             assert why is None, "the output block at line %d is not what the block at line " \
                 "%d prints: %s" % (block.shows.line, block.line, why)
     return ran
+
+
+def test_excerpts():
+    printed = "def f_grad(x):\n    a = 1\n    del z\n    b = 2\n    return b\n"
+    assert excerpt_mismatch("    a = 1   # a note\n    ...\n    return b\n", printed) is None
+    assert excerpt_mismatch("    a = 1\n    b = 3\n", printed) is not None
+    assert excerpt_mismatch("    b = 2\n    a = 1\n", printed) is not None
 
 
 def test_conventions_catch_drift(tmp_path):
