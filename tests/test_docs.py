@@ -28,6 +28,10 @@ Conventions (also in docs/testing.md, "Documentation examples"):
   them; ``...`` lines and notes added at the end of a code line
   (``x = y   # note``, two spaces or more before the ``#``) are left out of
   the comparison.
+* An unmarked ```` ``` ````, ```` ```text ```` or ```` ```console ```` block
+  right after a python block, with no prose between, fails the test: it
+  reads as output, so it must be marked as such (or introduced as something
+  else).
 * **Inline output.**  A line ending in ``# prints: TEXT`` must print TEXT (all
   its ``print`` calls together, on one line).  A ``print(...)`` line whose
   comment looks like output (starts with a digit, sign, bracket or quote) but
@@ -104,7 +108,7 @@ def _unindent(source, indent):
 
 def blocks_of(text):
     """The fenced blocks of a page, each output block attached to the block before it."""
-    blocks = []
+    blocks, end = [], 0
     for m in FENCE.finditer(text):
         before = text[:m.start()].rstrip()
         skip = NO_TEST.search(before[-300:]) if before.endswith("-->") else None
@@ -118,7 +122,13 @@ def blocks_of(text):
                 raise AssertionError("the output block at line %d does not follow a python "
                                      "or sh block" % line)
             blocks[-1].shows = block
+        elif block.kind == "other" and block.lang in ("", "text", "console") and blocks \
+                and blocks[-1].lang == "python" and not text[end:m.start()].strip():
+            raise AssertionError("the block at line %d directly follows a python block, so it "
+                                 "reads as its output: mark it ```%s output, or say in a "
+                                 "sentence between them what it is" % (line, block.lang or "text"))
         blocks.append(block)
+        end = m.end()
     return blocks
 
 
@@ -300,6 +310,9 @@ def test_output_blocks_attach_to_the_block_before():
     assert [b[1] for b in python_blocks(text)] == ["print(1)\n", "x = 2\n"]
     with pytest.raises(AssertionError, match="does not follow"):
         blocks_of("```text\nx\n```\n```text output\n1\n```\n")
+    with pytest.raises(AssertionError, match="reads as its output"):
+        blocks_of("```python\nprint(1)\n```\n\n```\n1\n```\n")
+    assert blocks_of("```python\nprint(1)\n```\nA record:\n```\n1\n```\n")[1].kind == "other"
 
 
 @pytest.mark.parametrize("shown, printed, ok", [
