@@ -65,15 +65,32 @@ OTHER_TESTS = {"docs/errors.md": "test_errors_doc.py",
                "docs/primitives.md": "test_primitives_doc.py"}
 
 
-def all_pages():
-    """Every Markdown page of the repository, relative to its root."""
+PAGE_GLOBS = ("*.md", "docs/**/*.md", "samples/**/*.md")
+NOT_SOURCE = re.compile(r"^(\.|__pycache__$|build$|dist$|venv$|node_modules$)|\.egg-info$")
+
+
+def _relative(paths):
+    return sorted({os.path.relpath(p, ROOT).replace(os.sep, "/") for p in paths})
+
+
+def run_pages():
+    """The pages this module runs: those ``PAGE_GLOBS`` find, less ``OTHER_TESTS``."""
     found = []
-    for pattern in ("*.md", "docs/**/*.md", "samples/**/*.md"):
+    for pattern in PAGE_GLOBS:
         found += glob.glob(os.path.join(ROOT, pattern), recursive=True)
-    return sorted({os.path.relpath(p, ROOT).replace(os.sep, "/") for p in found})
+    return [p for p in _relative(found) if p not in OTHER_TESTS]
 
 
-RUN_PAGES = [p for p in all_pages() if p not in OTHER_TESTS]
+def repository_pages():
+    """Every Markdown file under the repository root, outside hidden and build folders."""
+    found = []
+    for folder, subfolders, files in os.walk(ROOT):
+        subfolders[:] = [d for d in subfolders if not NOT_SOURCE.search(d)]
+        found += [os.path.join(folder, f) for f in files if f.endswith(".md")]
+    return _relative(found)
+
+
+RUN_PAGES = run_pages()
 FENCE = re.compile(r"^([ \t]*)```(\w*)([^\n]*)\n(.*?)^\1```[ \t]*$", re.M | re.S)
 NO_TEST = re.compile(r"<!--\s*no-test:?(.*?)-->\s*$", re.S)
 RAISES = re.compile(r"\A\s*# raises: *(\w+)")
@@ -402,14 +419,26 @@ def test_page_runs_and_prints_what_it_shows(page, tmp_path, monkeypatch):
 
 
 def test_every_page_is_tested():
-    """A new page is run above unless another test claims it; that test must exist."""
-    assert set(OTHER_TESTS) <= set(all_pages())
+    """Every Markdown page of the repository is run here or by the test claiming it."""
     for page, test in OTHER_TESTS.items():
         source = open(os.path.join(ROOT, "tests", test), encoding="utf-8").read()
         assert os.path.basename(page) in source, "%s does not read %s" % (test, page)
-    assert set(RUN_PAGES) | set(OTHER_TESTS) == set(all_pages())
-    assert "docs/guide.md" in RUN_PAGES and "README.md" in RUN_PAGES \
-        and "samples/README.md" in RUN_PAGES
+    untested = set(repository_pages()) - set(RUN_PAGES) - set(OTHER_TESTS)
+    assert not untested, ("no test runs %s: add its folder to PAGE_GLOBS in tests/test_docs.py, "
+                          "or name the test that runs it in OTHER_TESTS" % sorted(untested))
+    assert set(OTHER_TESTS) <= set(repository_pages())
+    assert {"docs/guide.md", "README.md", "samples/README.md"} <= set(RUN_PAGES)
+
+
+def test_a_page_in_a_new_folder_is_noticed(tmp_path, monkeypatch):
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "tools").mkdir()
+    (tmp_path / ".git").mkdir()
+    for page in ("README.md", "docs/a.md", "tools/notes.md", ".git/x.md"):
+        (tmp_path / page).write_text("# page\n")
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", str(tmp_path))
+    assert repository_pages() == ["README.md", "docs/a.md", "tools/notes.md"]
+    assert run_pages() == ["README.md", "docs/a.md"]
 
 
 def test_guide_shows_the_flag_table():
