@@ -1,9 +1,10 @@
 """Every documentation page runs as printed, and prints what it shows.
 
-Pages: every ``.md`` file of ``docs/``, the repository root and ``samples/``
-except those another test runs (``OTHER_TESTS``); a new page is run as soon as
-it exists, and ``test_every_page_is_tested`` fails if a page is neither run
-here nor named in ``OTHER_TESTS``.
+Pages: every ``.md`` file that ``PAGE_GLOBS`` finds (``docs/``, the
+repository root, ``samples/``) except those another test runs
+(``OTHER_TESTS``), so a new page there is run as soon as it exists;
+``test_every_page_is_tested`` fails if a Markdown file anywhere else in the
+repository is neither run here nor named in ``OTHER_TESTS``.
 
 Conventions (also in docs/testing.md, "Documentation examples"):
 
