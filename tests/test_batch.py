@@ -13,6 +13,7 @@ import pytest
 
 import s2sad
 import s2sad.ad.grad as G
+from s2sad.ad import pipeline
 from s2sad import ops
 from s2sad.backend import rt_rows, runtime
 from s2sad.backend.rt_rows import Rows, stack_rows
@@ -77,25 +78,22 @@ def answers(monkeypatch):
     return seen
 
 
-def without_pass(monkeypatch, make, args):
+def without_pass(make, args):
     """The gradient at ``args`` compiled without ``batch_popped``, and its source."""
-    with monkeypatch.context() as m:
-        m.setattr(G, "batch_popped", lambda ir: ir)
-        G.cache.clear()
+    with pipeline.options(disabled_passes={"batch_popped"}):
         g = make()
         out = g(*args)
         src = s2sad.get_source(g)
-    G.cache.clear()
     return out, src
 
 
-def check(monkeypatch, fn, args, wrt=0):
+def check(fn, args, wrt=0):
     """Gradient with the pass == without it (to the last bits), and == central differences."""
     G.cache.clear()
     g = ops.GradOperation()(fn)
     got = g(*args)
     src = s2sad.get_source(g)
-    want, src0 = without_pass(monkeypatch, lambda: ops.GradOperation()(fn), args)
+    want, src0 = without_pass(lambda: ops.GradOperation()(fn), args)
     # the same elementwise ops on the same values; NumPy's vectorised tanh/exp
     # may round the last bit differently with an array's length
     np.testing.assert_allclose(got, want, rtol=1e-14, atol=1e-15)
@@ -104,11 +102,11 @@ def check(monkeypatch, fn, args, wrt=0):
     return src, src0
 
 
-def test_rnn_rows_are_computed_before_the_loop(mod, monkeypatch, answers):
+def test_rnn_rows_are_computed_before_the_loop(mod, answers):
     rng = np.random.default_rng(0)
     args = (rng.standard_normal((6, 6)) * 0.4, rng.standard_normal((30, 6)) * 0.5,
             rng.standard_normal(6) * 0.1)
-    src, src0 = check(monkeypatch, mod.rnn, args)
+    src, src0 = check(mod.rnn, args)
     loop0 = src0[src0.index("for i in reversed"):]
     loop = src[src.index("for i in reversed"):]
     before = src[:src.index("for i in reversed")]
@@ -120,11 +118,11 @@ def test_rnn_rows_are_computed_before_the_loop(mod, monkeypatch, answers):
     assert answers == ["array"]
 
 
-def test_two_loops_name_their_rows_apart(mod, monkeypatch, answers):
+def test_two_loops_name_their_rows_apart(mod, answers):
     rng = np.random.default_rng(5)
     args = (rng.standard_normal((4, 4)) * 0.4, rng.standard_normal((6, 4)) * 0.5,
             rng.standard_normal(4) * 0.1)
-    src, _ = check(monkeypatch, mod.two_loops, args)
+    src, _ = check(mod.two_loops, args)
     assert answers == ["array", "array"]
     reads = re.findall(r"(\w+) = (\w+)\[len\((\w+)\)\]", src)
     assert len(reads) == 2 and len({r[0] for r in reads} | {r[1] for r in reads}) == 4
@@ -133,37 +131,37 @@ def test_two_loops_name_their_rows_apart(mod, monkeypatch, answers):
         assert stem != rows and re.fullmatch(re.escape(stem) + r"(_\d+)?", row), (row, rows)
 
 
-def test_two_popped_values(mod, monkeypatch, answers):
+def test_two_popped_values(mod, answers):
     rng = np.random.default_rng(1)
     args = (rng.standard_normal((5, 5)) * 0.4, rng.standard_normal((5, 5)) * 0.4,
             rng.standard_normal((12, 5)) * 0.5, rng.standard_normal(5) * 0.1)
-    src, _ = check(monkeypatch, mod.tanh_cos, args)
+    src, _ = check(mod.tanh_cos, args)
     assert "rt.stack_rows(stack, (" in src        # several slots, one call
     assert answers == ["array", "array"]
 
 
-def test_block_at_a_time_and_row_by_row(mod, monkeypatch, answers):
+def test_block_at_a_time_and_row_by_row(mod, answers):
     # 300 rows of 400: more than one block, so rows are stacked a block at a time
     rng = np.random.default_rng(2)
     x, w = rng.standard_normal(400) * 0.5, rng.uniform(0.5, 1.5, (300, 1))
     assert 300 * 400 > rt_rows._BLOCK
-    check(monkeypatch, mod.decay, (x[:40], w))
+    check(mod.decay, (x[:40], w))
     assert answers == ["array"]
     G.cache.clear()
     got = ops.GradOperation()(mod.decay)(x, w)
     assert answers[-1] == "blocks"
-    want, _ = without_pass(monkeypatch, lambda: ops.GradOperation()(mod.decay), (x, w))
+    want, _ = without_pass(lambda: ops.GradOperation()(mod.decay), (x, w))
     np.testing.assert_allclose(got, want, rtol=1e-14, atol=1e-15)
     # rows larger than _ROW_SIZE run row by row: the loop's very calls
     big = rng.standard_normal(rt_rows._ROW_SIZE + 1) * 0.5
     G.cache.clear()
     got = ops.GradOperation()(mod.decay)(big, w[:3])
     assert answers[-1] == "rows"
-    want, _ = without_pass(monkeypatch, lambda: ops.GradOperation()(mod.decay), (big, w[:3]))
+    want, _ = without_pass(lambda: ops.GradOperation()(mod.decay), (big, w[:3]))
     np.testing.assert_array_equal(got, want)
 
 
-def test_mixed_dtypes_keep_the_loops_dtypes(mod, monkeypatch, answers):
+def test_mixed_dtypes_keep_the_loops_dtypes(mod, answers):
     # x float32, w float64: the first tanh is float32, the others float64, so
     # the rows do not stack and each keeps its own dtype
     x = np.linspace(-1, 1, 7).astype(np.float32)
@@ -171,7 +169,7 @@ def test_mixed_dtypes_keep_the_loops_dtypes(mod, monkeypatch, answers):
     G.cache.clear()
     got = ops.GradOperation()(mod.decay)(x, w)
     assert answers == ["rows"]
-    want, _ = without_pass(monkeypatch, lambda: ops.GradOperation()(mod.decay), (x, w))
+    want, _ = without_pass(lambda: ops.GradOperation()(mod.decay), (x, w))
     assert got.dtype == want.dtype == np.float32
     np.testing.assert_array_equal(got, want)
     # float32 rounding of the first tanh's derivative: ~1e-7 relative
@@ -179,12 +177,12 @@ def test_mixed_dtypes_keep_the_loops_dtypes(mod, monkeypatch, answers):
                                rtol=1e-5, atol=1e-6)
 
 
-def test_rows_whose_shape_changes(mod, monkeypatch, answers):
+def test_rows_whose_shape_changes(mod, answers):
     x = np.array([0.3, -0.2])
     G.cache.clear()
     got = ops.GradOperation()(mod.grows)(x, np.zeros(3))
     assert answers == ["rows"]
-    want, _ = without_pass(monkeypatch, lambda: ops.GradOperation()(mod.grows), (x, np.zeros(3)))
+    want, _ = without_pass(lambda: ops.GradOperation()(mod.grows), (x, np.zeros(3)))
     np.testing.assert_array_equal(got, want)
     np.testing.assert_allclose(got, numeric_grad(mod.grows, (x, np.zeros(3)), 0),
                                rtol=1e-6, atol=1e-8)

@@ -15,9 +15,8 @@ import pytest
 
 import s2sad
 from s2sad import ops
-from s2sad.ad import grad as G
+from s2sad.ad import pipeline
 from s2sad.backend import runtime as rt
-from s2sad.backend.codegen import CodeGen
 
 from gradcheck import numeric_grad
 from test_random_programs import load_source
@@ -68,14 +67,10 @@ def mod(tmp_path_factory):
     return load_source(tmp_path_factory.mktemp("memrel"), SOURCE, "memory_release_src")
 
 
-def plain(monkeypatch, make, args):
+def plain(make, args):
     """The result of the same gradient with code that neither reorders nor releases."""
-    with monkeypatch.context() as m:
-        m.setattr(G, "CodeGen", lambda release=False: CodeGen(release=False))
-        G.cache.clear()
-        out = make()(*args)
-    G.cache.clear()
-    return out
+    with pipeline.options(release=False):
+        return make()(*args)
 
 
 def leaves(x):
@@ -105,7 +100,7 @@ def peak_of(fn, args):
 
 
 # ------------------------------------------------------------------- (b)
-def test_elementwise_benchmark_peak_is_four_arrays(mod, monkeypatch):
+def test_elementwise_benchmark_peak_is_four_arrays(mod):
     x = np.random.default_rng(0).standard_normal(200000)
     keep = x.copy()
     g = ops.GradOperation()(mod.bench_b)
@@ -116,7 +111,7 @@ def test_elementwise_benchmark_peak_is_four_arrays(mod, monkeypatch):
     # a closed form in float64, the same values by other ops: rounding only
     # (atol for the elements that are ~0)
     np.testing.assert_allclose(got, closed, rtol=1e-12, atol=1e-15)
-    assert_identical(got, plain(monkeypatch, lambda: ops.GradOperation()(mod.bench_b), (x,)))
+    assert_identical(got, plain(lambda: ops.GradOperation()(mod.bench_b), (x,)))
     # the hand-written gradient needs four arrays of x's size at once; so does this
     g = ops.GradOperation()(mod.bench_b)
     assert peak_of(g, (x,)) <= 4 * x.nbytes + 64 * 1024
@@ -124,12 +119,12 @@ def test_elementwise_benchmark_peak_is_four_arrays(mod, monkeypatch):
     assert "out=" in src and "rt.spare(" in src
 
 
-def test_small_float32_and_scalar_inputs(mod, monkeypatch):
+def test_small_float32_and_scalar_inputs(mod):
     x32 = np.random.default_rng(1).standard_normal(33).astype(np.float32)
     for arg in (x32, np.float64(0.3), np.array(0.7), np.array([0.2])):
         make = lambda: ops.GradOperation()(mod.chain)      # noqa: E731
         got = make()(arg)
-        assert_identical(got, plain(monkeypatch, make, (arg,)))
+        assert_identical(got, plain(make, (arg,)))
         assert type(got) is type(arg)
     x = np.linspace(-1, 1, 9)
     # central differences in float64 (step 1e-6): ~1e-9 relative error at most
@@ -139,11 +134,11 @@ def test_small_float32_and_scalar_inputs(mod, monkeypatch):
 
 # ------------------------------------------------------- nothing else is written
 @pytest.mark.parametrize("sign", [1.0, -1.0])
-def test_a_name_shared_by_a_branch_is_not_written(mod, monkeypatch, sign):
+def test_a_name_shared_by_a_branch_is_not_written(mod, sign):
     x = sign * np.linspace(0.1, 1.0, 7)
     make = lambda: ops.GradOperation()(mod.alias)          # noqa: E731
     got = make()(x)
-    assert_identical(got, plain(monkeypatch, make, (x,)))
+    assert_identical(got, plain(make, (x,)))
     np.testing.assert_allclose(got, numeric_grad(mod.alias, (x,), 0), rtol=1e-6, atol=1e-8)
 
 
@@ -159,36 +154,36 @@ def test_user_sens_and_inputs_are_not_written(mod):
     np.testing.assert_array_equal(sens, ks)
 
 
-def test_broadcast_operands(mod, monkeypatch):
+def test_broadcast_operands(mod):
     rng = np.random.default_rng(2)
     x, y = rng.standard_normal((5, 1)), rng.standard_normal(4)
     make = lambda: ops.GradOperation(get_all=True)(mod.broadcast)      # noqa: E731
     got = make()(x, y)
-    assert_identical(got, plain(monkeypatch, make, (x, y)))
+    assert_identical(got, plain(make, (x, y)))
     for i in range(2):
         # central differences in float64 (step 1e-6): ~1e-9 relative error at most
         np.testing.assert_allclose(got[i], numeric_grad(mod.broadcast, (x, y), i),
                                    rtol=1e-6, atol=1e-8)
 
 
-def test_returned_forward_value_is_not_written(mod, monkeypatch):
+def test_returned_forward_value_is_not_written(mod):
     x = np.linspace(-0.8, 0.9, 11)
     make = lambda: s2sad.value_and_grad(mod.returns_value)     # noqa: E731
     (value, y), dx = make()(x)
     np.testing.assert_allclose(y, np.sin(x) * x, rtol=1e-15)
-    assert_identical(((value, y), dx), plain(monkeypatch, make, (x,)))
+    assert_identical(((value, y), dx), plain(make, (x,)))
 
 
-def test_reordered_chain_matches(mod, monkeypatch):
+def test_reordered_chain_matches(mod):
     x = np.random.default_rng(3).standard_normal(40)
     make = lambda: ops.GradOperation()(mod.chain)          # noqa: E731
     got = make()(x)
-    assert_identical(got, plain(monkeypatch, make, (x,)))
+    assert_identical(got, plain(make, (x,)))
     # central differences in float64 (step 1e-6): ~1e-9 relative error at most
     np.testing.assert_allclose(got, numeric_grad(mod.chain, (x,), 0), rtol=1e-6, atol=1e-8)
 
 
-def test_long_straight_line_program(tmp_path, monkeypatch):
+def test_long_straight_line_program(tmp_path):
     # longer than a scheduling window: the run is taken in pieces
     body = ["    v0 = x"]
     for i in range(1, 130):
@@ -199,7 +194,7 @@ def test_long_straight_line_program(tmp_path, monkeypatch):
     x = np.linspace(-0.5, 0.5, 6)
     make = lambda: ops.GradOperation()(m.long)             # noqa: E731
     got = make()(x)
-    assert_identical(got, plain(monkeypatch, make, (x,)))
+    assert_identical(got, plain(make, (x,)))
     np.testing.assert_allclose(got, numeric_grad(m.long, (x,), 0), rtol=1e-5, atol=1e-7)
 
 

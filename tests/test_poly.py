@@ -10,8 +10,7 @@ import numpy as np
 import pytest
 
 import s2sad
-import s2sad.frontend.build as build
-from s2sad.ad import grad as G
+from s2sad.ad import pipeline
 from s2sad.ir import Var, Const, Func
 from s2sad.ir.nodes import Op
 from s2sad.ir.poly import collect_polynomials
@@ -48,10 +47,11 @@ def f_mixed(x, s):
 
 
 @pytest.fixture(autouse=True)
-def nested_reverse(monkeypatch):
+def nested_reverse():
     """These are the programs of nested reverse mode, which Taylor mode
     (``test_taylor.py``) would otherwise take over for chains of gradients."""
-    monkeypatch.setattr(G, "TAYLOR", False)
+    with pipeline.options(taylor=False):
+        yield
 
 
 def nested(fn, order):
@@ -72,11 +72,6 @@ def tanh_derivative(x, order):
 def code_lines(source):
     return sum(1 for line in source.splitlines()
                if line.strip() and not line.strip().startswith(("#", "del ")))
-
-
-@pytest.fixture
-def without_collection(monkeypatch):
-    monkeypatch.setattr(build, "collect_polynomials", lambda func: func)
 
 
 @pytest.mark.parametrize("order", range(1, 9))
@@ -104,10 +99,10 @@ def test_tanh_code_grows_linearly_with_the_order():
     assert lines[-1] < 50, lines
 
 
-def test_collection_makes_tanh_code_smaller(without_collection):
+def test_collection_makes_tanh_code_smaller():
     x = np.linspace(-1, 1, 5)
-    plain = code_lines(s2sad.get_source(nested(f_tanh, 6), x))
-    build.collect_polynomials = collect_polynomials
+    with pipeline.options(disabled_passes={"collect_polynomials"}):
+        plain = code_lines(s2sad.get_source(nested(f_tanh, 6), x))
     collected = code_lines(s2sad.get_source(nested(f_tanh, 6), x))
     assert collected * 3 < plain, (collected, plain)
 
@@ -146,11 +141,11 @@ def test_differences_of_exact_inputs_are_not_expanded(order):
 
 @pytest.mark.parametrize("fn", [f_sig, f_tanh_tanh, f_sin_exp, f_x_tanh])
 @pytest.mark.parametrize("order", [2, 3, 4])
-def test_collected_and_uncollected_programs_agree(fn, order, monkeypatch):
+def test_collected_and_uncollected_programs_agree(fn, order):
     x = np.linspace(-2.5, 2.5, 23)
     got = nested(fn, order)(x)
-    monkeypatch.setattr(build, "collect_polynomials", lambda func: func)
-    plain = nested(fn, order)(x)
+    with pipeline.options(disabled_passes={"collect_polynomials"}):
+        plain = nested(fn, order)(x)
     # collection reorders float64 sums of up to a few dozen terms: rounding only
     # (atol for values that cancel to ~0)
     np.testing.assert_allclose(got, plain, rtol=1e-10, atol=1e-12 * np.abs(plain).max())

@@ -54,10 +54,10 @@ def _d2l_closed_form(a):
 
 
 @pytest.mark.parametrize("sign", [1, -1])
-def test_d2l_backward_loop_is_one_scaling(monkeypatch, sign):
+def test_d2l_backward_loop_is_one_scaling(sign):
     a = sign * np.abs(np.random.default_rng(3).standard_normal(1000))
     make = lambda: ops.GradOperation()(d2l)         # noqa: E731
-    got, src, want, src0 = both(monkeypatch, make, (a,))
+    got, src, want, src0 = both(make, (a,))
     # powers of two: the closed form and both pipelines agree exactly
     np.testing.assert_array_equal(got, _d2l_closed_form(a))
     np.testing.assert_array_equal(got, want)
@@ -68,12 +68,12 @@ def test_d2l_backward_loop_is_one_scaling(monkeypatch, sign):
 
 
 @pytest.mark.parametrize("name, factor", [("decay", "0.3"), ("strided", "(-1.5)")])
-def test_constant_scalings_leave_their_loops(mod, monkeypatch, name, factor):
+def test_constant_scalings_leave_their_loops(mod, name, factor):
     fn = getattr(mod, name)
     rng = np.random.default_rng(5)
     args = (rng.standard_normal((3, 4)), np.zeros(4))
     make = lambda: ops.GradOperation()(fn)      # noqa: E731
-    got, src, want, src0 = both(monkeypatch, make, args)
+    got, src, want, src0 = both(make, args)
     # one product by factor ** n against n products: a few ulps apart
     assert_same(got, want)
     # central differences in float64 (step 1e-6): ~1e-9 relative error at most
@@ -85,22 +85,22 @@ def test_constant_scalings_leave_their_loops(mod, monkeypatch, name, factor):
     assert "(x, %s, " % factor in src
 
 
-def test_a_scaling_read_elsewhere_keeps_its_loop(mod, monkeypatch):
+def test_a_scaling_read_elsewhere_keeps_its_loop(mod):
     args = (np.random.default_rng(6).standard_normal(5), np.zeros(3))
     make = lambda: ops.GradOperation()(mod.mixed)       # noqa: E731
-    got, src, want, src0 = both(monkeypatch, make, args)
+    got, src, want, src0 = both(make, args)
     assert_same(got, want)
     # d(sum(s^2))/dx with s = x (1 + 1 + 2 + 4) = 8x: 2 * 8 * 8x
     np.testing.assert_allclose(got, 128 * args[0], rtol=1e-14)
     assert "math_scale_repeated" not in src
 
 
-def test_float32_keeps_its_dtype(mod, monkeypatch):
+def test_float32_keeps_its_dtype(mod):
     rng = np.random.default_rng(7)
     x = rng.standard_normal(6).astype(np.float32)
     args = (x, np.zeros(5))
     make = lambda: ops.GradOperation()(mod.decay)       # noqa: E731
-    got, src, want, src0 = both(monkeypatch, make, args)
+    got, src, want, src0 = both(make, args)
     assert got.dtype == want.dtype == np.float32
     # closed form: cos(0.3^5 x) 0.3^5; float32 rounding over a few products
     k = 0.3 ** 5

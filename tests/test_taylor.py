@@ -2,7 +2,7 @@
 
 ``GradOperation()`` applied n >= 2 times to a plain function is compiled by
 propagating derivatives along ``ones_like(x)`` and one reverse sweep.  With
-``s2sad.ad.grad.TAYLOR = False`` the same chain is compiled the other way,
+``s2sad.ad.pipeline.options(taylor=False)`` the same chain is compiled the other way,
 by differentiating each order's whole program again: the path that
 ``test_second_order.py`` checks against finite differences for every
 primitive.
@@ -14,7 +14,7 @@ import numpy as np
 
 import s2sad
 from s2sad import Tensor
-from s2sad.ad import grad as G
+from s2sad.ad import pipeline
 from s2sad.ad import taylor
 from s2sad.ops import GradOperation
 from s2sad.ops import operations as P
@@ -30,11 +30,11 @@ def chain(fn, n):
     return g
 
 
-def run(fn, args, n, use_taylor, monkeypatch):
+def run(fn, args, n, use_taylor):
     """``(result, whether Taylor mode compiled it, generated source)``."""
-    monkeypatch.setattr(G, "TAYLOR", use_taylor)
     g = chain(fn, n)
-    result = g(*args)
+    with pipeline.options(taylor=use_taylor):
+        result = g(*args)
     source = g.last.source
     return np.asarray(result), ("order-%d gradient" % n) in source.splitlines()[0], source
 
@@ -48,7 +48,7 @@ def staged_prims(case):
     return set(_IR_OP.findall(ir))
 
 
-def test_taylor_matches_nested_reverse_for_every_rule(monkeypatch):
+def test_taylor_matches_nested_reverse_for_every_rule():
     """Orders 2 and 3 of every second-order case Taylor mode takes agree with
     nested reverse mode; every rule in the table is exercised by some case."""
     covered = set()
@@ -56,10 +56,10 @@ def test_taylor_matches_nested_reverse_for_every_rule(monkeypatch):
     failures = []
     for case in CASES:
         for n in (2, 3):
-            got, used, _ = run(case.fn, case.args, n, True, monkeypatch)
+            got, used, _ = run(case.fn, case.args, n, True)
             if not used:
                 break
-            want, used_nested, _ = run(case.fn, case.args, n, False, monkeypatch)
+            want, used_nested, _ = run(case.fn, case.args, n, False)
             assert not used_nested
             # the same float64 derivative summed in another order: agreement to
             # rounding, scaled by the size of the result
@@ -77,10 +77,10 @@ def test_taylor_matches_nested_reverse_for_every_rule(monkeypatch):
     assert taken >= 100, taken     # 105 of the 187 cases when written
 
 
-def derivatives(fn, x, orders, monkeypatch):
+def derivatives(fn, x, orders):
     out = {}
     for n in orders:
-        out[n], used, _ = run(fn, (x,), n, True, monkeypatch)
+        out[n], used, _ = run(fn, (x,), n, True)
         assert used, n
     return out
 
@@ -117,33 +117,33 @@ def f_cube(x):
     return x * x * x
 
 
-def test_closed_forms_to_order_six(monkeypatch):
+def test_closed_forms_to_order_six():
     """n-th derivatives of elementwise functions, in closed form."""
     x = np.linspace(-1.5, 1.5, 7)
     p = positive((7,), 3)
     orders = range(2, 7)
     # float64 recurrences over at most six terms: a few ulps per term
     close = dict(rtol=1e-12, atol=1e-12)
-    for n, v in derivatives(f_exp, x, orders, monkeypatch).items():
+    for n, v in derivatives(f_exp, x, orders).items():
         np.testing.assert_allclose(v, np.exp(x), **close)
-    for n, v in derivatives(f_sin, x, orders, monkeypatch).items():
+    for n, v in derivatives(f_sin, x, orders).items():
         np.testing.assert_allclose(v, np.sin(x + n * np.pi / 2), **close)
-    for n, v in derivatives(f_cos, x, orders, monkeypatch).items():
+    for n, v in derivatives(f_cos, x, orders).items():
         np.testing.assert_allclose(v, np.cos(x + n * np.pi / 2), **close)
-    for n, v in derivatives(f_log, p, orders, monkeypatch).items():
+    for n, v in derivatives(f_log, p, orders).items():
         np.testing.assert_allclose(v, (-1) ** (n - 1) * math.factorial(n - 1) / p ** n, **close)
-    for n, v in derivatives(f_recip, p, orders, monkeypatch).items():
+    for n, v in derivatives(f_recip, p, orders).items():
         np.testing.assert_allclose(v, (-1) ** n * math.factorial(n) / p ** (n + 1), **close)
-    for n, v in derivatives(f_sqrt, p, orders, monkeypatch).items():
+    for n, v in derivatives(f_sqrt, p, orders).items():
         # d^n sqrt = prod_{i<n} (1/2 - i) * p^(1/2 - n)
         c = np.prod([0.5 - i for i in range(n)])
         np.testing.assert_allclose(v, c * p ** (0.5 - n), **close)
-    cube = derivatives(f_cube, x, (2, 3, 4), monkeypatch)
+    cube = derivatives(f_cube, x, (2, 3, 4))
     np.testing.assert_allclose(cube[2], 6 * x, **close)
     np.testing.assert_array_equal(cube[3], np.full_like(x, 6.0))
     np.testing.assert_array_equal(cube[4], np.zeros_like(x))
     s = 1 / (1 + np.exp(-x))
-    sig = derivatives(f_sigmoid, x, (2, 3), monkeypatch)
+    sig = derivatives(f_sigmoid, x, (2, 3))
     np.testing.assert_allclose(sig[2], s * (1 - s) * (1 - 2 * s), **close)
     np.testing.assert_allclose(sig[3], s * (1 - s) * (1 - 6 * s + 6 * s * s), **close)
 
@@ -152,10 +152,10 @@ def f_tanh(x):
     return np.tanh(x)
 
 
-def test_tanh_matches_the_paddle_seed(monkeypatch):
+def test_tanh_matches_the_paddle_seed():
     """Orders 2 and 3 of tanh at 1.0 print -0.6397 and 0.6216267 in Paddle's guide."""
     x = np.array([1.0], np.float32)
-    d = derivatives(f_tanh, x, (2, 3), monkeypatch)
+    d = derivatives(f_tanh, x, (2, 3))
     # the guide prints 4 and 7 significant digits of float32 results
     np.testing.assert_allclose(d[2], [-0.6397], rtol=1e-4)
     np.testing.assert_allclose(d[3], [0.6216267], rtol=1e-5)
@@ -190,37 +190,38 @@ def gradient_of_sum(fn, args, eps):
     return fd
 
 
-def test_mlp_third_order_against_finite_differences(monkeypatch):
+def test_mlp_third_order_against_finite_differences():
     """The order-3 gradient is the gradient of sum(order 2): central differences
     of the nested order-2 program, in float64."""
     args = mlp_args()
-    third, used, src3 = run(mlp_loss, args, 3, True, monkeypatch)
+    third, used, src3 = run(mlp_loss, args, 3, True)
     assert used
-    _, used_nested, src3_nested = run(mlp_loss, args, 3, False, monkeypatch)
+    _, used_nested, src3_nested = run(mlp_loss, args, 3, False)
     assert not used_nested
-    fd = gradient_of_sum(chain(mlp_loss, 2), args, 1e-5)     # nested: TAYLOR is still off
+    with pipeline.options(taylor=False):     # of the nested order-2 program
+        fd = gradient_of_sum(chain(mlp_loss, 2), args, 1e-5)
     # central differences: O(eps^2) truncation plus rounding/eps, about 1e-9 here
     np.testing.assert_allclose(third, fd, rtol=1e-6, atol=1e-7)
 
 
-def test_mlp_code_grows_slower_than_nested(monkeypatch):
+def test_mlp_code_grows_slower_than_nested():
     args = mlp_args()
     sizes = {}
     for n in (4, 5):
         for use in (True, False):
-            _, used, src = run(mlp_loss, args, n, use, monkeypatch)
+            _, used, src = run(mlp_loss, args, n, use)
             assert used == use
             sizes[n, use] = len(src.splitlines())
     assert sizes[5, True] < sizes[5, False] / 2, sizes
     assert sizes[5, True] / sizes[4, True] < sizes[5, False] / sizes[4, False], sizes
 
 
-def test_tensor_inputs_and_other_arguments(monkeypatch):
+def test_tensor_inputs_and_other_arguments():
     """A Tensor first input gets a Tensor back; later inputs are constants of the chain."""
     def f(x, y):
         return np.sum(np.exp(x) * y)
     x, y = normal((3,), 5), normal((3,), 6)
-    got, used, _ = run(f, (Tensor(x), Tensor(y)), 3, True, monkeypatch)
+    got, used, _ = run(f, (Tensor(x), Tensor(y)), 3, True)
     assert used
     # exp(x) * y computed by a few float64 ops: rounding only
     np.testing.assert_allclose(got, np.exp(x) * y, rtol=1e-12)
@@ -237,11 +238,11 @@ def f_affine(x):
     return 3 * x + 1
 
 
-def test_what_taylor_mode_leaves_to_nested_reverse(monkeypatch):
+def test_what_taylor_mode_leaves_to_nested_reverse():
     """Control flow, a derivative that is zero while compiling, options other than the
     defaults: nested reverse mode compiles them, with the same results."""
     x = normal((4,), 7)
-    got, used, _ = run(loop_sin, (x,), 2, True, monkeypatch)
+    got, used, _ = run(loop_sin, (x,), 2, True)
     assert not used
     # sin(sin(sin(x)))'' by the chain rule, in closed form
     a, b, c = x, np.sin(x), np.sin(np.sin(x))
@@ -249,18 +250,17 @@ def test_what_taylor_mode_leaves_to_nested_reverse(monkeypatch):
           - np.cos(c) * np.sin(b) * np.cos(a) ** 2 - np.cos(c) * np.cos(b) * np.sin(a))
     # the same float64 terms summed in another order: rounding only
     np.testing.assert_allclose(got, d2, rtol=1e-12)
-    got, used, _ = run(f_affine, (x,), 3, True, monkeypatch)
+    got, used, _ = run(f_affine, (x,), 3, True)
     assert not used
     np.testing.assert_array_equal(got, np.zeros(4))
     g = GradOperation(get_all=True)(GradOperation()(f_exp))
-    monkeypatch.setattr(G, "TAYLOR", True)
     (res,) = g(x)
     assert "order-2" not in g.last.source.splitlines()[0]
     # exp(x) times ones, float64: rounding only
     np.testing.assert_allclose(res, np.exp(x), rtol=1e-12)
 
 
-def test_nested_third_order_through_boolean_masks(monkeypatch):
+def test_nested_third_order_through_boolean_masks():
     """ReLU6's rule multiplies two comparison masks; differentiated twice, the
     default seed of ones must not fold into them (``mask + mask`` is ``or``).
     Central differences of the order-2 program, in float64."""
@@ -269,12 +269,13 @@ def test_nested_third_order_through_boolean_masks(monkeypatch):
     def f(x):
         q = P.ReLU6()(x)
         return q * np.sin(q)
-    third, used, _ = run(f, (x,), 3, False, monkeypatch)
+    third, used, _ = run(f, (x,), 3, False)
     assert not used
-    fd = gradient_of_sum(chain(f, 2), (x,), 1e-6)
+    with pipeline.options(taylor=False):     # of the nested order-2 program
+        fd = gradient_of_sum(chain(f, 2), (x,), 1e-6)
     # central differences of a smooth function away from the kinks: ~1e-9
     np.testing.assert_allclose(third, fd, rtol=1e-6, atol=1e-7)
-    taylor_third, used, _ = run(f, (x,), 3, True, monkeypatch)
+    taylor_third, used, _ = run(f, (x,), 3, True)
     assert used
     np.testing.assert_allclose(taylor_third, fd, rtol=1e-6, atol=1e-7)     # as above
 
@@ -283,10 +284,9 @@ def f_two(x, y):
     return np.sum(np.sin(x) * y + np.exp(x))
 
 
-def test_grad_of_grad_is_a_taylor_chain(monkeypatch):
+def test_grad_of_grad_is_a_taylor_chain():
     """``s2sad.grad(s2sad.grad(f))``, first input each time: Taylor mode, like the chain
     of ``GradOperation``; other positions and options keep the nested functions."""
-    monkeypatch.setattr(G, "TAYLOR", True)
     x, y = normal((5,), 8), normal((5,), 9)
     g3 = s2sad.grad(s2sad.grad(s2sad.grad(f_two)))
     got = g3(x, y)

@@ -14,10 +14,7 @@ from ..ir import control as C
 from ..ops._grad import jvp_getters
 from ..ops.operations import array_ops as A
 from .reverse import _loop_parts
-
-
-def _rule_name(getter):
-    return getattr(getter, "__qualname__", repr(getter))
+from .inline import inline_rule, rule_name
 
 
 def _as_jvp(ops, start, frame):
@@ -99,16 +96,12 @@ class _Forward:
                 hint="register one with @jvp_getters.register(%s)" % type(op.prim).__name__)
         b = self.b
         out = op.outs[0] if len(op.outs) == 1 else tuple(op.outs)
-        saved = (b.loc_override, b.origin)
-        b.loc_override, b.origin = op.loc, _rule_name(getter)
-        try:
-            t_out = b.call_function(getter(op.prim), list(op.args) + [out] + arg_t, loc=op.loc)
-        finally:
-            b.loc_override, b.origin = saved
+        t_out = inline_rule(b, getter(op.prim), list(op.args) + [out] + arg_t, op.loc,
+                            rule_name(getter))
         outs_t = list(t_out) if len(op.outs) > 1 else [t_out]
         if len(outs_t) != len(op.outs):
             raise RuleError("JVP rule %s for %s returned %d tangents for %d outputs"
-                            % (_rule_name(getter), op.prim.name, len(outs_t), len(op.outs)))
+                            % (rule_name(getter), op.prim.name, len(outs_t), len(op.outs)))
         for o, t in zip(op.outs, outs_t):
             if isinstance(t, Const) and t.value is None:
                 continue

@@ -14,17 +14,8 @@ import weakref
 
 import numpy as np
 
-from ..ir import Var, Const, Func, leaves, verify
+from ..ir import Var, Const, Func, leaves
 from ..ir.nodes import walk_ops, AdjointOf
-from ..ir.passes import dce, cse, same_shape, read_broadcasts_unexpanded
-from ..ir.seed import ones_to_shape, restore_unfolded, seed_each_of_mean, seed_without_reduction
-from ..ir.stacks import prune_stack_slots
-from ..ir.products import sum_matmul_grads
-from ..ir.recurrences import scale_recurrences
-from ..ir.hoist import hoist_invariants
-from ..ir.batch import batch_popped
-from ..ir.algebra import fold_negations
-from ..ir.poly import collect_polynomials
 from ..frontend.build import Builder
 from ..frontend.parse import get_source_info
 from ..backend.codegen import CodeGen
@@ -37,6 +28,8 @@ from .reverse import reverse
 from .forward import forward
 from .taylor import taylor_objective, Unsupported
 from ..compat import signature
+from . import pipeline
+from .pipeline import current as current_options
 from ..errors import S2SADError
 from ..ops.primitive import Primitive
 
@@ -256,8 +249,8 @@ def trace(fn, root, args, specs, weights=(), weight_paths=(), origin=(FN,)):
     display = getattr(named, "__qualname__", None) or info.qualname
     qualname = display.replace(".", "_").replace("<", "").replace(">", "")
     params = flat_inputs + [e[0] for e in builder.inputs.entries]
-    forward = verify(hoist_invariants(Func(qualname, params, builder.ops, result,
-                                           info.loc(info.tree))))
+    forward = pipeline.run(pipeline.TRACE, Func(qualname, params, builder.ops, result,
+                                                info.loc(info.tree)))
     return Trace(forward=forward, abstract=abstract, flat_inputs=flat_inputs,
                  weight_vars=weight_vars, builder=builder, info=info, qualname=qualname,
                  display=display, hints=hints,
@@ -267,15 +260,9 @@ def trace(fn, root, args, specs, weights=(), weight_paths=(), origin=(FN,)):
 def _finish(ir, t, header, **kw):
     """Simplify, generate and compile ``ir``; bundle it with its trace."""
     names = [getattr(v, "hint", None) for v in leaves(ir.result)]
-    seeds = ones_to_shape(verify(ir))
-    seed_without_reduction(ir)
-    ir = fold_negations(dce(cse(same_shape(ir))))
-    ir = dce(hoist_invariants(scale_recurrences(dce(prune_stack_slots(ir)))))
-    ir = batch_popped(ir)
-    ir = verify(restore_unfolded(ir, seeds))
-    ir = sum_matmul_grads(seed_each_of_mean(dce(read_broadcasts_unexpanded(ir))))
+    ir = pipeline.run(pipeline.FINAL, ir)
     _keep_result_names(ir, names)
-    gen = CodeGen()
+    gen = CodeGen(release=current_options().release)
     title = "%s of %s (%s)" % (header, t.display, _display_path(t.info.filename))
     if any(op.frame is not None for op in walk_ops(ir.body)):
         # each call of a user function becomes functions of its own, its values
@@ -362,10 +349,6 @@ def compile_grad(fn, root, args, specs, weights, weight_paths, sens_spec=None,
     return _finish(ir, t, "s2sad: gradient", n_flat=len(wrt_inputs), weights=list(weights))
 
 
-#: compile ``GradOperation()`` applied n times in Taylor mode when possible
-TAYLOR = True
-
-
 @_without_gc
 def compile_nested(fn, root, args, specs, order, origin=(FN,)):
     """``GradOperation()`` applied ``order`` times to ``fn``, in Taylor mode.
@@ -382,7 +365,7 @@ def compile_nested(fn, root, args, specs, order, origin=(FN,)):
     except (Unsupported, S2SADError):    # a JVP rule that cannot take a derivative here
         return None
     pairs = objective.shape_pairs
-    objective = fold_negations(dce(cse(collect_polynomials(dce(cse(same_shape(objective)))))))
+    objective = pipeline.run(pipeline.OBJECTIVE, objective)
     ir = reverse(objective, wrt, name="%s_grad%d" % (t.qualname, order))
     ir.shape_pairs.extend(pairs)
     return _finish(ir, t, "s2sad: order-%d gradient" % order, n_flat=1, weights=[])
@@ -454,13 +437,26 @@ MAX_ENTRIES = int(os.environ.get("S2SAD_CACHE_SIZE", "256"))
 RECOMPILE_WARNING = 8
 
 
+def _with_options(key):
+    """``key`` and the compile options in force, unless they are the defaults.
+
+    Code compiled with a pass disabled (or Taylor mode off) must never serve
+    a call made without; the default options leave the key as it is, so the
+    usual lookup hashes nothing more.
+    """
+    options = current_options()
+    return key if options is pipeline.DEFAULT else (key, options)
+
+
 class GradCache:
-    """Compiled adjoints by (function, flags, argument structure), each with its guards.
+    """Compiled adjoints by (function, flags, argument structure, options), each with its guards.
 
     An entry is reused only when its ``check`` holds: everything compiling
     read (globals, closure cells, attributes, defaults) is as it was.  At
     most ``MAX_ENTRIES`` are kept; what a dropped entry registered (its
-    source in ``linecache``) goes with it.
+    source in ``linecache``) goes with it.  Keys are completed with the
+    compile options (``_with_options``), and changing the options bumps
+    ``generation`` so that prepared call paths are not reused.
     """
 
     def __init__(self, what="gradient"):
@@ -473,6 +469,7 @@ class GradCache:
         self.generation = 0
 
     def get(self, key, root, fn=None):
+        key = _with_options(key)
         entries = self._entries.get(key)
         if entries:
             for entry in entries:
@@ -488,6 +485,8 @@ class GradCache:
         warning, which also says what the entries already there for ``key`` no
         longer match (read from ``root`` and ``fn``)."""
         with self._lock:
+            family = _with_options(key[0] if family is None else family)
+            key = _with_options(key)
             stale = [g for e in self._entries.get(key, ())
                      for g in e.guards.failing(root, fn)][:3]
             self._entries.setdefault(key, []).append(entry)
@@ -495,8 +494,7 @@ class GradCache:
             self._count += 1
             while self._count > max(MAX_ENTRIES, 1):
                 self._drop_oldest()
-            _note_compile(self, key[0] if family is None else family, entry, specs,
-                          _weak(fn), stale)
+            _note_compile(self, family, entry, specs, _weak(fn), stale)
 
     def _drop_oldest(self):
         key, entries = next(iter(self._entries.items()))
@@ -513,6 +511,11 @@ class GradCache:
 
     def lock(self):
         return self._lock
+
+    def invalidate_prepared(self):
+        """Make callers that kept an entry look it up again (the options changed)."""
+        with self._lock:
+            self.generation += 1
 
     def clear(self):
         with self._lock:
@@ -638,6 +641,12 @@ def clear_caches():
 
 
 _caches = [cache]
+
+
+@pipeline.on_change
+def _options_changed():
+    for c in _caches:
+        c.invalidate_prepared()
 
 
 def register_cache(c):

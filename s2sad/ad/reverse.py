@@ -33,10 +33,8 @@ from ..ops._grad import bprop_getters
 from ..ops.operations import math_ops as M
 from ..ops.operations import array_ops as A
 from ..backend.runtime import UNDEFINED
-
-
-def _rule_name(getter):
-    return getattr(getter, "__qualname__", repr(getter))
+from .inline import inline_rule, rule_name
+from .pipeline import current as current_options
 
 
 def _user_code(fn):
@@ -373,13 +371,9 @@ class _Reverse:
             dout = tuple(d if d is not None else b.emit(A.ZerosLike(), [o], op.loc)
                          for d, o in zip(douts, op.outs))
             out = tuple(op.outs)
-        saved = (b.loc_override, b.origin)
-        b.loc_override, b.origin = op.loc, _rule_name(getter)
         start = len(b.ops)
-        try:
-            grads = b.call_function(getter(op.prim), list(op.args) + [out, dout], loc=op.loc)
-        finally:
-            b.loc_override, b.origin = saved
+        grads = inline_rule(b, getter(op.prim), list(op.args) + [out, dout], op.loc,
+                            rule_name(getter))
         for new in b.ops[start:]:
             if isinstance(new.prim, A.ZerosLike):
                 self.zero_ids.update(o.id for o in new.outs)
@@ -387,11 +381,11 @@ class _Reverse:
             raise RuleError(
                 "bprop rule %s for %s returned %s gradients for %d inputs; a bprop must "
                 "return a tuple with one gradient per input"
-                % (_rule_name(getter), op.prim.name,
+                % (rule_name(getter), op.prim.name,
                    len(grads) if isinstance(grads, tuple) else "a non-tuple of",
                    len(op.args)))
         if _user_code(getter):
-            grads = self.checked_shapes(op.args, grads, _rule_name(getter))
+            grads = self.checked_shapes(op.args, grads, rule_name(getter))
         for arg, g in zip(op.args, grads):
             self.distribute(adj, arg, g, getter, op)
 
@@ -415,18 +409,18 @@ class _Reverse:
                  for d, o in zip(douts, op.outs)]
         prim = op.prim
         cell = prim.cell
-        saved = (b.loc_override, b.origin, b.inputs, b.guards)
-        b.origin = "%s.bprop" % type(cell).__name__
+        saved = (b.inputs, b.guards)
         # self.<attr> read by the bprop: a runtime input of the program, as in construct
         b.inputs, b.guards = prim.inputs, prim.guards
         known = len(b.inputs.entries)
         try:
-            grads = b.call_function(type(cell).bprop,
-                                    list(op.args) + [prim.nest(op.outs), prim.nest(douts)],
-                                    loc=op.loc, self_value=Const(cell, prim.path))
+            grads = inline_rule(b, type(cell).bprop,
+                                list(op.args) + [prim.nest(op.outs), prim.nest(douts)],
+                                op.loc, "%s.bprop" % type(cell).__name__,
+                                self_value=Const(cell, prim.path), own_lines=True)
             self.late_inputs.extend(var for var, _, _ in b.inputs.entries[known:])
         finally:
-            b.loc_override, b.origin, b.inputs, b.guards = saved
+            b.inputs, b.guards = saved
         if not isinstance(grads, tuple) or len(grads) != len(op.args):
             raise _bprop_arity_error(cell, grads, len(op.args))
         grads = self.checked_shapes(op.args, grads, "%s.bprop" % type(cell).__name__)
@@ -444,7 +438,7 @@ class _Reverse:
                 else:
                     raise RuleError("bprop rule %s for %s returned a gradient whose structure "
                                     "does not match its tuple input"
-                                    % (_rule_name(getter), op.prim.name))
+                                    % (rule_name(getter), op.prim.name))
             for a, gg in zip(arg, g):
                 self.distribute(adj, a, gg, getter, op)
             return
@@ -741,7 +735,8 @@ def reverse(func, wrt, sens=None, name=None, return_value=False):
     _fresh_pops(body)
     R.active = {v.id for v in wrt}
     propagate(body, R.active)
-    R.active -= constant_shifts(body, func.result)
+    if current_options().runs("constant_shifts"):
+        R.active -= constant_shifts(body, func.result)
     adj = R.adjoints()
 
     out_leaves = leaves(func.result)

@@ -30,6 +30,7 @@ from ..ops._grad import jvp_getters
 from ..ops.operations import math_ops as M
 from ..ops.operations import array_ops as A
 from ..ops.operations import nn_ops as N
+from .inline import inline_rule
 
 
 class Unsupported(Exception):
@@ -174,13 +175,8 @@ class _Taylor:
         if all(isinstance(c, Const) for c in leaves(tuple(coeffs))):
             return [None] * len(op.outs)
         out = op.outs[0] if len(op.outs) == 1 else tuple(op.outs)
-        b = self.b
-        saved = (b.loc_override, b.origin)
-        b.loc_override, b.origin = op.loc, "taylor"
-        try:
-            t = b.call_function(getter(op.prim), list(op.args) + [out] + coeffs, loc=op.loc)
-        finally:
-            b.loc_override, b.origin = saved
+        t = inline_rule(self.b, getter(op.prim), list(op.args) + [out] + coeffs, op.loc,
+                        "taylor")
         ts = list(t) if len(op.outs) > 1 else [t]
         return [None if isinstance(c, Const) and c.value is None else c for c in ts]
 

@@ -129,7 +129,7 @@ class CodeGen:
         self.last_loc = None
         if self.release:
             schedule(func, _writes_in_place)
-        backward = getattr(func, "backward_start", None)
+        backward = func.backward_start
         ends = []
         for i, op in enumerate(func.body):
             if backward is not None and i == backward:

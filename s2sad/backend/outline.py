@@ -26,7 +26,7 @@ def outline(func):
     body = _outline_body(func.body, None, _free(leaves(func.result)),
                          {p.id for p in func.params}, maybe_undefined, func.loc)
     out = Func(func.name, func.params, body, func.result, func.loc)
-    backward = getattr(func, "backward_start", None)
+    backward = func.backward_start
     if backward is not None and backward < len(func.body):
         marker = func.body[backward]
         out.backward_start = next(

@@ -23,8 +23,6 @@ import numpy as np
 
 from ..errors import CompileError, NoGradientRuleError
 from ..ir.nodes import Var, Const, Op, Func, Region, Frame, leaves, map_structure, tag_frame
-from ..ir.passes import cse, dce, same_shape
-from ..ir.poly import collect_polynomials
 from ..ir.primitive import Primitive
 from ..ops.operations import math_ops as M
 from ..ops.operations import array_ops as A
@@ -936,6 +934,7 @@ class Builder(ControlFlow, Closures, Aliasing):
         read from: what its function captured is guarded through it.
         """
         from ..ad.reverse import reverse
+        from ..ad import pipeline
         if kwargs:
             raise CompileError("gradient functions take positional arguments only", loc)
         args = list(args)
@@ -987,9 +986,7 @@ class Builder(ControlFlow, Closures, Aliasing):
             wrt_in = []
         weights = [self.inputs.var_for(w, resolve.path_in(self.root, w)) for w in gf._weights]
         fwd = Func("inner", [], body, result, loc)
-        grad = reverse(fwd, wrt_in + weights, sens=sens)
-        # simplify between orders, so the next derivative differentiates less
-        grad = dce(cse(collect_polynomials(dce(cse(same_shape(grad))))))
+        grad = pipeline.run(pipeline.SIMPLIFY, reverse(fwd, wrt_in + weights, sens=sens))
         self.ops.extend(grad.body)
         grads = list(grad.result)
         it = iter(grads[:len(wrt_in)])

@@ -23,7 +23,7 @@ from .nodes import Var, Op, substitute, use_counts
 def fold_negations(func):
     """Rewrite single-use negations as described above; returns ``func``."""
     counts = use_counts(func)
-    start = getattr(func, "backward_start", None)
+    start = func.backward_start
     renamed = {}
     func.body, origin = _block(func.body, counts, renamed)
     if renamed:

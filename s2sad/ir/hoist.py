@@ -24,7 +24,7 @@ _MAY_RAISE = (M.Pow, M.BitwiseAnd, M.BitwiseOr, M.BitwiseXor, M.Invert)
 
 def hoist_invariants(func):
     """Move invariant elementwise ops of every loop body before the loop; returns ``func``."""
-    start = getattr(func, "backward_start", None)
+    start = func.backward_start
     func.body, moved = _block(func.body)
     if start is not None:
         # a forward loop's hoisted ops join the forward sweep

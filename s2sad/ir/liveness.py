@@ -143,7 +143,7 @@ def schedule(func, in_place=lambda op: False):
     small = small_values(func)
     reads = top_level_reads(func)
     cuts = {0, len(body)}
-    start = getattr(func, "backward_start", None)
+    start = func.backward_start
     if start is not None:
         cuts.add(min(max(start, 0), len(body)))
     for i, op in enumerate(body):

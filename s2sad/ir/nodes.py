@@ -227,6 +227,20 @@ class Func:
         self.body = list(body)
         self.result = result
         self.loc = loc
+        # What passes tell later passes through the function.
+        # Index in ``body`` of the first backward op of a reverse-mode program,
+        # ``None`` for any other: written by ``ad.reverse``; every pass that
+        # inserts, drops or moves top-level ops keeps it current (``dce``,
+        # ``cse``, ``hoist_invariants``...); read by codegen, ``outline`` and
+        # liveness to place the forward/backward boundary.
+        self.backward_start = None
+        # ``(a, b)`` Var pairs known to have one shape (an adjoint and its
+        # value): written by ``ad.reverse`` and ``ad.taylor``, read by
+        # ``same_shape``.
+        self.shape_pairs = []
+        # Seed ops ``ones_to_shape`` rewrote as ``OnesLike``, which
+        # ``restore_unfolded`` makes ``SumSeed`` views where they survived.
+        self.unfolded_seeds = []
 
 
 def is_var(x):

@@ -9,7 +9,7 @@ def dce(func):
     keeps all its carried values (each may feed the next iteration).
     """
     live = {v.id for v in leaves(func.result) if isinstance(v, Var)}
-    start = getattr(func, "backward_start", None)
+    start = func.backward_start
     keep = _block(func.body, live)
     if start is not None:
         func.backward_start = sum(keep[:start])
@@ -63,7 +63,7 @@ def cse(func):
     other path); values from enclosing code are reused inside regions.
     """
     subst = {}
-    start = getattr(func, "backward_start", None)
+    start = func.backward_start
     position = {id(op): i for i, op in enumerate(func.body)}
     func.body = _cse_block(func.body, {}, subst)
     func.result = substitute(func.result, subst)
@@ -316,7 +316,7 @@ def shape_classes(func):
         t = into.get(root(v.id))
         return None if t is None else root(t)
 
-    for d, v in getattr(func, "shape_pairs", ()):
+    for d, v in func.shape_pairs:
         if isinstance(d, Var) and isinstance(v, Var):
             union(d.id, v.id)
     for op in walk_ops(func.body):

@@ -61,7 +61,7 @@ def _rewrite_loop(func, block, loop, counts):
         scale = Op(ScaleRepeated(), [init, Const(factor)] + loop.args[:3] + [Const(1)], [out],
                    chain[-1].loc, chain[-1].origin, frame=loop.frame)
         block.insert(at, scale)
-        start = getattr(func, "backward_start", None)
+        start = func.backward_start
         if block is func.body and start is not None and at <= start:
             func.backward_start = start + 1
         _absorb_products(func, block, scale, counts)
@@ -83,7 +83,7 @@ def _absorb_products(func, block, scale, counts):
         then = _times(then, found)
         scale.outs = list(block[k].outs)
         del block[k]
-        start = getattr(func, "backward_start", None)
+        start = func.backward_start
         if block is func.body and start is not None and k < start:
             func.backward_start = start - 1
     scale.args[-1] = Const(then)

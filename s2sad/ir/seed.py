@@ -22,7 +22,7 @@ def _all_axes(a):
 
 
 def ones_to_shape(func):
-    """Rewrite seeded full-sum chains as ``OnesLike``; returns the rewritten ops."""
+    """Rewrite seeded full-sum chains as ``OnesLike``, noting them in ``func.unfolded_seeds``."""
     from ..ops.operations import array_ops as A
     from ..ops.operations import math_ops as M
     defs = {}
@@ -51,10 +51,11 @@ def ones_to_shape(func):
             continue
         rewritten.append(op)
         op.prim, op.args = A.OnesLike(), [m]
-    return rewritten
+    func.unfolded_seeds = rewritten
+    return func
 
 
-def restore_unfolded(func, rewritten):
+def restore_unfolded(func):
     """Make each rewritten seed that survived simplification a ``SumSeed`` view.
 
     ``OnesLike`` would allocate a whole array of ones where the chain it
@@ -63,7 +64,7 @@ def restore_unfolded(func, rewritten):
     the sum, which DCE has dropped when nothing else reads it.
     """
     from ..ops.operations import array_ops as A
-    for op in rewritten:
+    for op in func.unfolded_seeds:
         if isinstance(op.prim, A.OnesLike):
             op.prim = A.SumSeed()
     return func

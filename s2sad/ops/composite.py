@@ -444,7 +444,7 @@ class GradFunction:
         key = (self._fn_key, type(self.root) if self.root is not None else None, specs,
                sens_spec, which, paths,
                tuple(id(w) for w, p in zip(self._weights, paths) if p is None),
-               self._order is not None and G.TAYLOR)
+               self._order is not None and G.current_options().taylor)
         entry = G.cache.get(key, self.root, self.fn)
         if entry is None:
             with G.cache.lock():
@@ -460,7 +460,7 @@ class GradFunction:
 
     def _compile(self, inputs, sens, specs, sens_spec, paths, which):
         """A new ``Compiled``: in Taylor mode for a chain of plain gradients when it applies."""
-        if self._order is not None and G.TAYLOR:
+        if self._order is not None and G.current_options().taylor:
             entry = G.compile_nested(self._base.fn, None, inputs, specs, self._order,
                                      origin=self._base_origin)
             if entry is not None:
