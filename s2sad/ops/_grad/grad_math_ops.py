@@ -805,19 +805,19 @@ def get_bprop_matmul_grad_a(self):
     return bprop
 
 
-@bprop_getters.register(M.MatMulGradB)
-def get_bprop_matmul_grad_b(self):
-    def bprop(d, x, y, out, dout):
-        return matmul_ext(x, dout), matmul_grad_a(d, x, dout), zeros_like(y)
-    return bprop
-
-
 @jvp_getters.register(M.MatMulGradA)
 def get_jvp_matmul_grad_a(self):
     def jvp(d, x, y, out, td, tx, ty):
         return tangent_sum(None if td is None else self(td, x, y),
                            None if ty is None else self(d, x, ty), out)
     return jvp
+
+
+@bprop_getters.register(M.MatMulGradB)
+def get_bprop_matmul_grad_b(self):
+    def bprop(d, x, y, out, dout):
+        return matmul_ext(x, dout), matmul_grad_a(d, x, dout), zeros_like(y)
+    return bprop
 
 
 @jvp_getters.register(M.MatMulGradB)
