@@ -18,40 +18,25 @@ program grows like K^2 at worst.  Then
 and one reverse sweep over that program gives ``G_n``.
 
 A coefficient that is zero while compiling is ``None``: ``x + t v`` has only
-``x_1``, and linear ops keep that sparsity.  Programs with control flow,
-stateful ops or a primitive without a rule here are left to nested reverse
-mode (``Unsupported``).
+``x_1``, and linear ops keep that sparsity.  Each primitive says how it
+propagates: ``linearity`` (``"linear"``: its JVP rule; ``"bilinear"``:
+Leibniz's rule) or a rule in ``taylor_rules``, next to its bprop and JVP in
+``ops/_grad``.  Programs with control flow, stateful ops or a primitive
+without either (``taylor = "nested"``) are left to nested reverse mode
+(``Unsupported``).
 """
 import math
 
 from ..ir.nodes import Var, Const, Func, Op, AdjointOf, leaves
 from ..ir import control as C
-from ..ops._grad import jvp_getters
+from ..ops._grad import jvp_getters, taylor_rules
 from ..ops.operations import math_ops as M
 from ..ops.operations import array_ops as A
-from ..ops.operations import nn_ops as N
 from .inline import inline_rule
 
 
 class Unsupported(Exception):
     """The program needs something Taylor mode here does not do."""
-
-
-# ops linear (or piecewise linear, so higher derivatives vanish) in their
-# differentiable inputs jointly: coefficient k is the JVP of coefficient k
-LINEAR = (
-    M.Add, M.Sub, M.Neg, M.ReduceSum, M.ReduceMean, M.ReduceMax, M.ReduceMin, M.CumSum,
-    M.Maximum, M.Minimum, M.Floor, M.Ceil, M.Round,
-    A.Squeeze, A.Flatten, A.SwapAxes, A.MoveAxis, A.ReverseV2, A.BroadcastTo, A.Repeat,
-    A.Reshape, A.Transpose, A.TransposeT, A.ExpandDims, A.Tile, A.GetItem, A.GatherNd,
-    A.Slice, A.Gather, A.StridedSlice, A.Identity, A.Concat, A.Stack, A.Cast, A.CastLike,
-    A.Unbroadcast, A.BroadcastLike, A.ExpandReduced, A.Select, A.Pad, A.PadCrop,
-    A.SetItem, A.ScatterNd, A.TensorScatterAdd, A.TensorScatterUpdate, A.Unstack, A.Split,
-    C.Copy, N.ReLU, N.ReLU6, N.LeakyReLU, N.BiasAdd, N.MaxPool, N.AvgPool,
-)
-# ops linear in each of two inputs: Leibniz's rule
-BILINEAR = (M.Mul, M.MatMul, M.MatMulExt, M.Dot, M.BatchMatMul, M.Outer, M.Tensordot,
-            N.Conv2D)
 
 
 class _Taylor:
@@ -151,21 +136,20 @@ class _Taylor:
         """``[None, outs_1, ..., outs_K]``: each ``outs_k`` one coefficient per output."""
         prim = op.prim
         K = self.K
-        if isinstance(prim, LINEAR):
+        if prim.linearity == "linear":      # coefficient k is the JVP of coefficient k
             return [None] + [self.linear(op, k) for k in range(1, K + 1)]
-        if isinstance(prim, BILINEAR):
+        if prim.linearity == "bilinear":    # Leibniz's rule
             a, b = (self.series(x) for x in op.args[:2])
             rest = list(op.args[2:])
             return [None] + [[self.total(
                 (math.comb(k, i), self.emit(prim, [a[i], b[k - i]] + rest))
                 for i in range(k + 1) if a[i] is not None and b[k - i] is not None)]
                 for k in range(1, K + 1)]
-        fn = _UNARY.get(type(prim)) if len(op.args) == 1 else None
+        fn = taylor_rules.lookup(prim)
         if fn is not None:
-            return [None] + [[c] for c in fn(self, self.series(op.args[0]), op.outs[0])[1:]]
-        if isinstance(prim, M.RealDiv):
-            return [None] + [[c] for c in self.divide(op)[1:]]
-        raise Unsupported(prim.name)
+            series = fn(self, *[self.series(a) for a in op.args], op.outs[0])
+            return [None] + [[c] for c in series[1:]]
+        raise Unsupported(prim.name)    # taylor = "nested" (or undecided): nested reverse mode
 
     def linear(self, op, k):
         getter = jvp_getters.lookup(op.prim)
@@ -179,16 +163,6 @@ class _Taylor:
                         "taylor")
         ts = list(t) if len(op.outs) > 1 else [t]
         return [None if isinstance(c, Const) and c.value is None else c for c in ts]
-
-    def divide(self, op):
-        """``q = a / b`` from ``q b = a``: ``q_k = (a_k - sum_{j=1..k} C(k,j) b_j q_(k-j)) / b``."""
-        a, b = (self.series(x) for x in op.args)
-        q = [op.outs[0]]
-        for k in range(1, self.K + 1):
-            num = self.total([(1, a[k])] + [(-math.comb(k, j), self.mul(b[j], q[k - j]))
-                                            for j in range(1, k + 1)])
-            q.append(None if num is None else self.emit(M.RealDiv(), [num, b[0]]))
-        return q
 
     def ode(self, x, y0, g):
         """Derivatives of ``y`` with ``y' = g x'`` (``g``'s derivatives built lazily).
@@ -210,88 +184,6 @@ class _Taylor:
         if m % 2 == 0:
             terms.append((math.comb(m, m // 2), self.mul(y[m // 2], y[m // 2])))
         return self.total(terms)
-
-
-def _memo(fn):
-    """One emission per coefficient of an auxiliary series."""
-    cache = {}
-
-    def get(y, m):
-        if m not in cache:
-            cache[m] = fn(y, m)
-        return cache[m]
-    return get
-
-
-def _exp(T, x, out):
-    return T.ode(x, out, lambda y, m: y[m])
-
-
-def _tanh(T, x, out):
-    def g(y, m):        # 1 - y^2
-        if m == 0:
-            return T.emit(M.Sub(), [Const(1), T.emit(M.Mul(), [out, out])])
-        s = T.square_series(y, m)
-        return T.scale(-1, s)
-    return T.ode(x, out, _memo(g))
-
-
-def _sigmoid(T, x, out):
-    def g(y, m):        # y - y^2
-        if m == 0:
-            return T.emit(M.Sub(), [out, T.emit(M.Mul(), [out, out])])
-        return T.total([(1, y[m]), (-1, T.square_series(y, m))])
-    return T.ode(x, out, _memo(g))
-
-
-def _sin(T, x, out):
-    return _sin_cos(T, x, out, T.emit(M.Cos(), [x[0]]))[0]
-
-
-def _cos(T, x, out):
-    return _sin_cos(T, x, T.emit(M.Sin(), [x[0]]), out)[1]
-
-
-def _sin_cos(T, x, s0, c0):
-    """``s' = c x'``, ``c' = -s x'``, built together."""
-    s, c = [s0], [c0]
-    for k in range(1, T.K + 1):
-        s.append(T.total([(math.comb(k - 1, j), T.mul(x[j + 1], c[k - 1 - j]))
-                          for j in range(k)]))
-        c.append(T.total([(-math.comb(k - 1, j), T.mul(x[j + 1], s[k - 1 - j]))
-                          for j in range(k)]))
-    return s, c
-
-
-def _log(T, x, out):
-    """``x y' = x'``: ``y_k = (x_k - sum_{j=1..k-1} C(k-1,j) x_j y_(k-j)) / x``."""
-    y = [out]
-    for k in range(1, T.K + 1):
-        num = T.total([(1, x[k])] + [(-math.comb(k - 1, j), T.mul(x[j], y[k - j]))
-                                     for j in range(1, k)])
-        y.append(None if num is None else T.emit(M.RealDiv(), [num, x[0]]))
-    return y
-
-
-def _sqrt(T, x, out):
-    """``y^2 = x``: ``y_k = (x_k - sum_{j=1..k-1} C(k,j) y_j y_(k-j)) / (2 y)``."""
-    y = [out]
-    two_y = None
-    for k in range(1, T.K + 1):
-        num = T.total([(1, x[k])] + [(-math.comb(k, j), T.mul(y[j], y[k - j]))
-                                     for j in range(1, k)])
-        if num is not None and two_y is None:
-            two_y = T.emit(M.Mul(), [Const(2), out])
-        y.append(None if num is None else T.emit(M.RealDiv(), [num, two_y]))
-    return y
-
-
-def _square(T, x, out):
-    return [out] + [T.square_series(x, k) for k in range(1, T.K + 1)]
-
-
-_UNARY = {M.Exp: _exp, M.Tanh: _tanh, N.Sigmoid: _sigmoid, M.Sin: _sin, M.Cos: _cos,
-          M.Log: _log, M.Sqrt: _sqrt, M.Square: _square}
 
 
 def taylor_objective(func, x, order):

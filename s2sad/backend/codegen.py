@@ -11,7 +11,6 @@ import numpy as np
 from ..ir.liveness import peak_in_place, releases, schedule
 from ..ir.nodes import Var, Const, leaves, use_counts
 from ..ops.operations import array_ops as A
-from ..ops.operations import math_ops as M
 from .namer import Namer
 from .runtime import UNDEFINED
 
@@ -19,7 +18,7 @@ _LITERAL_TYPES = (bool, int, float, str, type(None))
 
 
 def _writes_in_place(op):
-    return type(op.prim) in M.UFUNC_NAMES and not op.regions and len(op.outs) == 1
+    return op.prim.ufunc is not None and not op.regions and len(op.outs) == 1
 
 
 class Constants:
@@ -174,7 +173,7 @@ class CodeGen:
         if not text.startswith(expected):
             return
         others = [n for n in names if n != buf]
-        call = "xp.%s(%s, out=%s)" % (M.UFUNC_NAMES[type(op.prim)], ", ".join(names), buf)
+        call = "xp.%s(%s, out=%s)" % (op.prim.ufunc, ", ".join(names), buf)
         lines[at] = "%s%s = %s if rt.spare(%s) else %s%s" % (
             indent, out, call, ", ".join([buf] + others), self.expr(op), text[len(expected):])
 

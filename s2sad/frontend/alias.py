@@ -16,14 +16,7 @@ import gast
 
 from ..errors import CompileError
 from ..ir.nodes import Var, leaves
-from ..ops.operations import array_ops as A
-from ..ir import control as C
 from .values import freeze
-
-# operations whose result may be the operand itself or a view of it
-_VIEWS = (A.Reshape, A.Transpose, A.TransposeT, A.ExpandDims, A.Squeeze, A.Flatten,
-          A.SwapAxes, A.MoveAxis, A.ReverseV2, A.BroadcastTo, A.Slice, A.StridedSlice,
-          A.GetItem, A.StopGradient, A.Depend, C.CheckDefined, C.Copy)
 
 _OP_TEXT = {gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.Div: "/", gast.Pow: "**",
             gast.MatMult: "@", gast.FloorDiv: "//", gast.Mod: "%"}
@@ -36,7 +29,7 @@ class Aliasing:
         return self.alias.get(v.id) or frozenset((v.id,))
 
     def note_view(self, prim, args, outs):
-        if isinstance(prim, _VIEWS) and args and isinstance(args[0], Var):
+        if prim.view and args and isinstance(args[0], Var):
             for out in outs:
                 self.alias[out.id] = self.roots(args[0])
 

@@ -16,14 +16,13 @@ iteration, which on small arrays is mostly call overhead::
 
 After a pop, the stack's length is the popped entry's row.  Only ops
 written as a ufunc or an operator that keeps its operand's dtype move
-(``M.UFUNC_NAMES``), reading popped values, values from before the loop
+(a primitive's ``ufunc``), reading popped values, values from before the loop
 and numbers.  Whether rows may be stacked (small arrays of one shape, dtype
 and rank, no operand of a higher rank) is decided at run time by
 ``rt.stack_rows``; when not, the same expressions run row by row as the
 loop reads them (``rt.Rows``).  Only a loop whose stack is made in the same
 block, pushed once and popped once at the top of its body, is rewritten.
 """
-from ..ops.operations import math_ops as M
 from .control import ForRange, NewStack, RowAt, StackPop, StackPush, StackRows
 from .nodes import Const, Op, RowsOf, Var, defined_ids, leaves, walk_ops
 
@@ -105,7 +104,7 @@ def _batch(loop, pop):
 
 
 def _batchable(op, popped, batched, inside):
-    if type(op.prim) not in M.UFUNC_NAMES or op.regions or len(op.outs) != 1:
+    if op.prim.ufunc is None or op.regions or len(op.outs) != 1:
         return False
     from_rows = False
     for a in op.args:

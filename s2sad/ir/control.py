@@ -84,6 +84,8 @@ class RowAt(ControlOp):
 
 class CheckDefined(Primitive):
     """Identity that raises a clear error if a maybe-undefined variable is unset."""
+    linearity = "linear"   # an identity (Taylor mode passes its jets through)
+    view = True
     output_shape_of = 0
 
     def __init__(self, name, lineno, filename):
@@ -119,6 +121,8 @@ class MakeSlice(Primitive):
 
 class Copy(Primitive):
     """``y = x``: binds a function's parameter to its argument when a gradient is inlined."""
+    linearity = "linear"
+    view = True
     output_shape_of = 0
 
     def emit(self, x):
@@ -139,6 +143,7 @@ class CustomBprop(Primitive):
     another one, and the ``self`` attributes it reads (Tensors, Parameters)
     must become runtime inputs of the same program, with the same guards.
     """
+    taylor = "nested"   # has a region: Taylor mode takes no control flow
 
     def __init__(self, cell, path, structure, builder):
         super().__init__(cell_class=type(cell).__name__)
@@ -198,6 +203,7 @@ class AccumulateAt(Primitive):
     slice's size, where materialising a full-size gradient per iteration
     would cost the whole array's.
     """
+    taylor = "nested"   # stateful: Taylor mode takes no stateful op
     stateful = True
 
     def emit(self, acc, index, d):
@@ -214,6 +220,7 @@ class HoistedShape(Primitive):
 
 class CheckGradShape(Primitive):
     """Identity on a user rule's gradient that first checks it has its input's shape."""
+    taylor = "nested"   # a user bprop's output, not classified for Taylor mode
     output_shape_of = 1
     shape_only_inputs = (1,)
 

@@ -49,8 +49,7 @@ def small_values(func):
         if isinstance(p, M._Reduce):
             axis = args[1] if len(args) > 1 else Const(())
             yes = not p.keep_dims and isinstance(axis, Const) and axis.value in ((), None)
-        elif isinstance(p, (A.Shape, A.Size, A.ReductionSeed, A.MeanSeed)) or \
-                type(p).__name__ == "ReducedCount":
+        elif p.small_result:
             yes = True
         elif isinstance(p, A.ExpandReduced):
             yes = is_small(args[0])         # a scalar reshaped to (1, 1, ...)

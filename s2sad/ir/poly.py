@@ -33,11 +33,6 @@ import math
 from .nodes import Var, Const, Op, leaves
 from .passes import shape_classes, is_number, maybe_integral
 
-#: elementwise primitives whose outputs are rounded (transcendental) values
-ROUNDED = frozenset((
-    "Acos", "Acosh", "Asin", "Asinh", "Atan", "Atan2", "Atanh", "Cos", "Cosh", "ELU", "Erf",
-    "Erfc", "Exp", "Expm1", "GeLU", "Log", "Log1p", "RealDiv", "Reciprocal", "Rsqrt", "Sigmoid",
-    "Sin", "Sinh", "Softplus", "Sqrt", "Tan", "Tanh"))
 MAX_TERMS = 48      # a larger expansion stays as it was (an atom for its readers)
 MAX_DEGREE = 32
 MAX_COEFFICIENT = 2 ** 52   # exact in float64
@@ -109,7 +104,7 @@ class _Block:
                 r.ops = self.rewrite(r.ops, r.result)
         self.atoms, self.index, self.exact = [], {}, set()
         self.rounded = {op.outs[0].id for op in ops if len(op.outs) == 1 and
-                        type(op.prim).__name__ in ROUNDED and op.prim.elementwise}
+                        op.prim.rounded and op.prim.elementwise}
         # b.id -> the Var holding 1 / b, where the block computes it
         self.reciprocals = {}
         for k, op in enumerate(ops):

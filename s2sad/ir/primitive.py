@@ -54,6 +54,11 @@ class Primitive:
       ``stateful``: True for random primitives: never constant-folded.
       ``num_inputs`` / ``input_defaults``: how many inputs the rule sees, and
       the values of trailing ones a call may omit.
+
+    A differentiable primitive also needs, next to each other in
+    ``ops/_grad``, a bprop, a JVP and a Taylor-mode decision: ``linearity``,
+    a rule in ``taylor_rules``, or ``taylor = "nested"`` (the registry test
+    names any primitive missing one; see "Adding a primitive" in docs/design.md).
     """
 
     num_outputs = 1
@@ -68,6 +73,28 @@ class Primitive:
     elementwise = False
     #: the output has exactly the shape of this input (``ZerosLike``, ``Unbroadcast``...)
     output_shape_of = None
+
+    # -- facts the passes read (one place per primitive, not a table per pass) --
+    #: the NumPy ufunc the primitive is written as (``"sin"``), for elementwise
+    #: ops that keep a float or complex operand's dtype: codegen may give them
+    #: an ``out=`` operand, and loops may run them once over stacked rows
+    ufunc = None
+    #: ``"linear"``: linear (or piecewise linear) in its differentiable inputs
+    #: jointly, so Taylor mode propagates coefficient k with the JVP rule;
+    #: ``"bilinear"``: linear in each of its first two inputs (Leibniz's rule)
+    linearity = None
+    #: ``"nested"``: Taylor mode has no rule for it on purpose, and a program
+    #: using it takes the nested reverse-mode path (each class says why)
+    taylor = None
+    #: the result may be the first input itself or a view of it (``x op= e``
+    #: on either name must not change the other silently)
+    view = False
+    #: elementwise output that is a rounded, transcendental value: the
+    #: polynomial collector keeps it an atom instead of expanding around it
+    rounded = False
+    #: the output is a number or a shape whatever the size of the inputs:
+    #: liveness writes no ``del`` for it
+    small_result = False
 
     def __init__(self, **attrs):
         self.name = type(self).__name__

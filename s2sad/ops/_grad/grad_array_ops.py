@@ -87,6 +87,69 @@ def _tangents_or_zeros(xs, ts):
     return out
 
 
+# ------------------------------------------------------------- shared JVPs
+# The JVP of each primitive linear in its first input (the tangent is the
+# primitive applied to that input's tangent, the other inputs unchanged),
+# by number of inputs.  The other JVPs follow their primitive's bprop below.
+@jvp_getters.register(A.Squeeze)
+@jvp_getters.register(A.Flatten)
+@jvp_getters.register(A.SwapAxes)
+@jvp_getters.register(A.MoveAxis)
+@jvp_getters.register(A.ReverseV2)
+@jvp_getters.register(A.BroadcastTo)
+@jvp_getters.register(A.Repeat)
+@jvp_getters.register(A.Unstack)
+@jvp_getters.register(A.Split)
+@jvp_getters.register(A.PadCrop)
+@jvp_getters.register(A.TransposeT)
+def get_jvp_linear1(self):
+    def jvp(x, out, tx):
+        return self(tx)
+    return jvp
+
+
+@jvp_getters.register(A.Reshape)
+@jvp_getters.register(A.Transpose)
+@jvp_getters.register(A.ExpandDims)
+@jvp_getters.register(A.Tile)
+@jvp_getters.register(A.GetItem)
+@jvp_getters.register(A.SetItemValueGrad)
+@jvp_getters.register(A.GatherNd)
+@jvp_getters.register(A.RepeatGrad)
+@jvp_getters.register(A.CastLike)
+@jvp_getters.register(A.Unbroadcast)
+@jvp_getters.register(A.BroadcastLike)
+def get_jvp_linear2(self):
+    def jvp(x, other, out, tx, tother):
+        if tx is None:
+            return None
+        return self(tx, other)
+    return jvp
+
+
+@jvp_getters.register(A.GetItemGrad)
+@jvp_getters.register(A.ExpandReduced)
+@jvp_getters.register(A.TileGrad)
+@jvp_getters.register(A.Slice)
+@jvp_getters.register(A.Gather)
+def get_jvp_linear3(self):
+    def jvp(x, a, b, out, tx, ta, tb):
+        if tx is None:
+            return None
+        return self(tx, a, b)
+    return jvp
+
+
+@jvp_getters.register(A.GatherGrad)
+@jvp_getters.register(A.StridedSlice)
+def get_jvp_linear4(self):
+    def jvp(x, a, b, c, out, tx, ta, tb, tc):
+        if tx is None:
+            return None
+        return self(tx, a, b, c)
+    return jvp
+
+
 # ------------------------------------------------------------------- layout
 @bprop_getters.register(A.Reshape)
 def get_bprop_reshape(self):
@@ -140,6 +203,13 @@ def get_bprop_identity(self):
     def bprop(x, out, dout):
         return (dout,)
     return bprop
+
+
+@jvp_getters.register(A.Identity)
+def get_jvp_identity(self):
+    def jvp(x, out, tx):
+        return tx
+    return jvp
 
 
 @bprop_getters.register(A.MoveAxis)
@@ -212,6 +282,13 @@ def get_bprop_split_like(self):
     return bprop
 
 
+@jvp_getters.register(A.SplitLike)
+def get_jvp_split_like(self):
+    def jvp(x, likes, out, tx, tlikes):
+        return self(_or_zeros(tx, x), likes)
+    return jvp
+
+
 @bprop_getters.register(A.Stack)
 def get_bprop_stack(self):
     axis = self.axis
@@ -220,6 +297,14 @@ def get_bprop_stack(self):
         n = _count(x)
         return (_as_tuple(A.Unstack(axis, n)(dout), n),)
     return bprop
+
+
+@jvp_getters.register(A.Concat)
+@jvp_getters.register(A.Stack)
+def get_jvp_join(self):
+    def jvp(x, out, tx):
+        return self(_tangents_or_zeros(x, tx))
+    return jvp
 
 
 @bprop_getters.register(A.Unstack)
@@ -264,6 +349,15 @@ def get_bprop_setitem(self):
         dvalue = unbroadcast(setitem_value_grad(dout, index), value)
         return dx, _NO_GRAD, dvalue
     return bprop
+
+
+@jvp_getters.register(A.SetItem)
+def get_jvp_setitem(self):
+    def jvp(x, index, value, out, tx, tindex, tvalue):
+        if tvalue is None:
+            return self(tx, index, 0)
+        return self(_or_zeros(tx, x), index, tvalue)
+    return jvp
 
 
 @bprop_getters.register(A.SetItemValueGrad)
@@ -322,11 +416,29 @@ def get_bprop_scatter_nd(self):
     return bprop
 
 
+@jvp_getters.register(A.ScatterNd)
+def get_jvp_scatter_nd(self):
+    def jvp(indices, updates, shape, out, tindices, tupdates, tshape):
+        if tupdates is None:
+            return None
+        return self(indices, tupdates, shape)
+    return jvp
+
+
 @bprop_getters.register(A.TensorScatterAdd)
 def get_bprop_tensor_scatter_add(self):
     def bprop(x, indices, updates, out, dout):
         return dout, zeros_like(indices), gather_nd(dout, indices)
     return bprop
+
+
+@jvp_getters.register(A.TensorScatterAdd)
+def get_jvp_tensor_scatter_add(self):
+    def jvp(x, indices, updates, out, tx, tindices, tupdates):
+        if tupdates is None:
+            return tx
+        return self(_or_zeros(tx, x), indices, tupdates)
+    return jvp
 
 
 @bprop_getters.register(A.TensorScatterUpdate)
@@ -337,12 +449,26 @@ def get_bprop_tensor_scatter_update(self):
     return bprop
 
 
+@jvp_getters.register(A.TensorScatterUpdate)
+def get_jvp_tensor_scatter_update(self):
+    def jvp(x, indices, updates, out, tx, tindices, tupdates):
+        return self(_or_zeros(tx, x), indices, _or_zeros(tupdates, updates))
+    return jvp
+
+
 @bprop_getters.register(A.Select)
 def get_bprop_select(self):
     def bprop(cond, x, y, out, dout):
         dx, dy = binop_grad_common(x, y, select(cond, dout, 0), select(cond, 0, dout))
         return zeros_like(cond), dx, dy
     return bprop
+
+
+@jvp_getters.register(A.Select)
+def get_jvp_select(self):
+    def jvp(cond, x, y, out, tcond, tx, ty):
+        return broadcast_like(select(cond, _or_zero(tx), _or_zero(ty)), out)
+    return jvp
 
 
 @bprop_getters.register(A.OneHot)
@@ -355,6 +481,14 @@ def get_bprop_one_hot(self):
     return bprop
 
 
+@jvp_getters.register(A.OneHot)
+def get_jvp_one_hot(self):
+    def jvp(indices, depth, on_value, off_value, out, tindices, tdepth, ton, toff):
+        mask = self(indices, depth, True, False)
+        return broadcast_like(select(mask, _or_zero(ton), _or_zero(toff)), out)
+    return jvp
+
+
 @bprop_getters.register(A.Pad)
 def get_bprop_pad(self):
     crop = A.PadCrop(self.paddings, self.broadcast)
@@ -362,6 +496,16 @@ def get_bprop_pad(self):
     def bprop(x, out, dout):
         return (crop(dout),)
     return bprop
+
+
+@jvp_getters.register(A.Pad)
+def get_jvp_pad(self):
+    # the padding is a constant: its tangent is zero
+    pad = A.Pad(self.paddings, 0, self.broadcast)
+
+    def jvp(x, out, tx):
+        return pad(tx)
+    return jvp
 
 
 @bprop_getters.register(A.PadCrop)
@@ -383,6 +527,15 @@ def get_bprop_cast(self):
     return bprop
 
 
+@jvp_getters.register(A.Cast)
+def get_jvp_cast(self):
+    def jvp(x, dtype, out, tx, tdtype):
+        if array_is_float_dtype(dtype):
+            return self(tx, dtype)
+        return None
+    return jvp
+
+
 @bprop_getters.register(A.CastLike)
 def get_bprop_cast_like(self):
     def bprop(a, x, out, dout):
@@ -396,6 +549,13 @@ def get_bprop_depend(self):
     def bprop(value, expr, out, dout):
         return dout, zeros_like(expr)
     return bprop
+
+
+@jvp_getters.register(A.Depend)
+def get_jvp_depend(self):
+    def jvp(value, expr, out, tvalue, texpr):
+        return tvalue
+    return jvp
 
 
 @bprop_getters.register(A.Unbroadcast)
@@ -424,165 +584,6 @@ def get_bprop_check_sens(self):
     def bprop(sens, out_, what, out, dout):
         return dout, zeros_like(out_), zeros_like(what)
     return bprop
-
-
-# ----------------------------------------------------------------- JVP rules
-# Linear in their first input: the tangent is the primitive applied to that
-# input's tangent, with the other inputs unchanged.
-@jvp_getters.register(A.Squeeze)
-@jvp_getters.register(A.Flatten)
-@jvp_getters.register(A.SwapAxes)
-@jvp_getters.register(A.MoveAxis)
-@jvp_getters.register(A.ReverseV2)
-@jvp_getters.register(A.BroadcastTo)
-@jvp_getters.register(A.Repeat)
-@jvp_getters.register(A.Unstack)
-@jvp_getters.register(A.Split)
-@jvp_getters.register(A.PadCrop)
-@jvp_getters.register(A.TransposeT)
-def get_jvp_linear1(self):
-    def jvp(x, out, tx):
-        return self(tx)
-    return jvp
-
-
-@jvp_getters.register(A.Reshape)
-@jvp_getters.register(A.Transpose)
-@jvp_getters.register(A.ExpandDims)
-@jvp_getters.register(A.Tile)
-@jvp_getters.register(A.GetItem)
-@jvp_getters.register(A.SetItemValueGrad)
-@jvp_getters.register(A.GatherNd)
-@jvp_getters.register(A.RepeatGrad)
-@jvp_getters.register(A.CastLike)
-@jvp_getters.register(A.Unbroadcast)
-@jvp_getters.register(A.BroadcastLike)
-def get_jvp_linear2(self):
-    def jvp(x, other, out, tx, tother):
-        if tx is None:
-            return None
-        return self(tx, other)
-    return jvp
-
-
-@jvp_getters.register(A.GetItemGrad)
-@jvp_getters.register(A.ExpandReduced)
-@jvp_getters.register(A.TileGrad)
-@jvp_getters.register(A.Slice)
-@jvp_getters.register(A.Gather)
-def get_jvp_linear3(self):
-    def jvp(x, a, b, out, tx, ta, tb):
-        if tx is None:
-            return None
-        return self(tx, a, b)
-    return jvp
-
-
-@jvp_getters.register(A.GatherGrad)
-@jvp_getters.register(A.StridedSlice)
-def get_jvp_linear4(self):
-    def jvp(x, a, b, c, out, tx, ta, tb, tc):
-        if tx is None:
-            return None
-        return self(tx, a, b, c)
-    return jvp
-
-
-@jvp_getters.register(A.Identity)
-def get_jvp_identity(self):
-    def jvp(x, out, tx):
-        return tx
-    return jvp
-
-
-@jvp_getters.register(A.Concat)
-@jvp_getters.register(A.Stack)
-def get_jvp_join(self):
-    def jvp(x, out, tx):
-        return self(_tangents_or_zeros(x, tx))
-    return jvp
-
-
-@jvp_getters.register(A.SplitLike)
-def get_jvp_split_like(self):
-    def jvp(x, likes, out, tx, tlikes):
-        return self(_or_zeros(tx, x), likes)
-    return jvp
-
-
-@jvp_getters.register(A.SetItem)
-def get_jvp_setitem(self):
-    def jvp(x, index, value, out, tx, tindex, tvalue):
-        if tvalue is None:
-            return self(tx, index, 0)
-        return self(_or_zeros(tx, x), index, tvalue)
-    return jvp
-
-
-@jvp_getters.register(A.ScatterNd)
-def get_jvp_scatter_nd(self):
-    def jvp(indices, updates, shape, out, tindices, tupdates, tshape):
-        if tupdates is None:
-            return None
-        return self(indices, tupdates, shape)
-    return jvp
-
-
-@jvp_getters.register(A.TensorScatterAdd)
-def get_jvp_tensor_scatter_add(self):
-    def jvp(x, indices, updates, out, tx, tindices, tupdates):
-        if tupdates is None:
-            return tx
-        return self(_or_zeros(tx, x), indices, tupdates)
-    return jvp
-
-
-@jvp_getters.register(A.TensorScatterUpdate)
-def get_jvp_tensor_scatter_update(self):
-    def jvp(x, indices, updates, out, tx, tindices, tupdates):
-        return self(_or_zeros(tx, x), indices, _or_zeros(tupdates, updates))
-    return jvp
-
-
-@jvp_getters.register(A.Select)
-def get_jvp_select(self):
-    def jvp(cond, x, y, out, tcond, tx, ty):
-        return broadcast_like(select(cond, _or_zero(tx), _or_zero(ty)), out)
-    return jvp
-
-
-@jvp_getters.register(A.OneHot)
-def get_jvp_one_hot(self):
-    def jvp(indices, depth, on_value, off_value, out, tindices, tdepth, ton, toff):
-        mask = self(indices, depth, True, False)
-        return broadcast_like(select(mask, _or_zero(ton), _or_zero(toff)), out)
-    return jvp
-
-
-@jvp_getters.register(A.Pad)
-def get_jvp_pad(self):
-    # the padding is a constant: its tangent is zero
-    pad = A.Pad(self.paddings, 0, self.broadcast)
-
-    def jvp(x, out, tx):
-        return pad(tx)
-    return jvp
-
-
-@jvp_getters.register(A.Cast)
-def get_jvp_cast(self):
-    def jvp(x, dtype, out, tx, tdtype):
-        if array_is_float_dtype(dtype):
-            return self(tx, dtype)
-        return None
-    return jvp
-
-
-@jvp_getters.register(A.Depend)
-def get_jvp_depend(self):
-    def jvp(value, expr, out, tvalue, texpr):
-        return tvalue
-    return jvp
 
 
 @jvp_getters.register(A.CheckSens)

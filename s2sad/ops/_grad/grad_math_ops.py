@@ -1,9 +1,15 @@
-"""bprop and JVP rules for math primitives (elementwise, reductions, linear algebra)."""
+"""bprop, JVP and Taylor rules for math primitives (elementwise, reductions, linear algebra).
+
+Each primitive's rules sit together: its bprop, its JVP, then (where Taylor
+mode has one) its Taylor rule.  A JVP shared by a family (the products'
+``get_jvp_bilinear``) sits with the family.
+"""
 import math
 
+from ...ir.nodes import Const
 from ..operations import math_ops as M
 from ..operations import array_ops as A
-from .grad_base import bprop_getters, jvp_getters
+from .grad_base import bprop_getters, jvp_getters, taylor_rules
 
 unbroadcast = A.Unbroadcast()
 broadcast_like = A.BroadcastLike()
@@ -37,11 +43,25 @@ def get_bprop_add(self):
     return bprop
 
 
+@jvp_getters.register(M.Add)
+def get_jvp_add(self):
+    def jvp(x, y, out, tx, ty):
+        return tangent_sum(tx, ty, out)
+    return jvp
+
+
 @bprop_getters.register(M.Sub)
 def get_bprop_sub(self):
     def bprop(x, y, out, dout):
         return binop_grad_common(x, y, dout, -dout)
     return bprop
+
+
+@jvp_getters.register(M.Sub)
+def get_jvp_sub(self):
+    def jvp(x, y, out, tx, ty):
+        return tangent_sum(tx, None if ty is None else -ty, out)
+    return jvp
 
 
 @bprop_getters.register(M.Mul)
@@ -51,12 +71,38 @@ def get_bprop_mul(self):
     return bprop
 
 
+@jvp_getters.register(M.Mul)
+def get_jvp_mul(self):
+    def jvp(x, y, out, tx, ty):
+        return tangent_sum(None if tx is None else tx * y, None if ty is None else x * ty, out)
+    return jvp
+
+
 @bprop_getters.register(M.RealDiv)
 def get_bprop_realdiv(self):
     def bprop(x, y, out, dout):
         dx = dout / y
         return binop_grad_common(x, y, dx, -(dx * out))
     return bprop
+
+
+@jvp_getters.register(M.RealDiv)
+def get_jvp_realdiv(self):
+    def jvp(x, y, out, tx, ty):
+        return tangent_sum(None if tx is None else tx / y,
+                           None if ty is None else -(ty * out / y), out)
+    return jvp
+
+
+@taylor_rules.register(M.RealDiv)
+def taylor_realdiv(T, a, b, out):
+    """``q = a / b`` from ``q b = a``: ``q_k = (a_k - sum_{j=1..k} C(k,j) b_j q_(k-j)) / b``."""
+    q = [out]
+    for k in range(1, T.K + 1):
+        num = T.total([(1, a[k])] + [(-math.comb(k, j), T.mul(b[j], q[k - j]))
+                                     for j in range(1, k + 1)])
+        q.append(None if num is None else T.emit(M.RealDiv(), [num, b[0]]))
+    return q
 
 
 def pow_slope(x, y):
@@ -91,11 +137,37 @@ def get_bprop_pow(self):
     return bprop
 
 
+@jvp_getters.register(M.Pow)
+def get_jvp_pow(self):
+    def jvp(x, y, out, tx, ty):
+        return tangent_sum(None if tx is None else tx * pow_slope(x, y),
+                           None if ty is None else ty * (out * pow_log_base(x)), out)
+    return jvp
+
+
 @bprop_getters.register(M.Neg)
 def get_bprop_neg(self):
     def bprop(x, out, dout):
         return (-dout,)
     return bprop
+
+
+@jvp_getters.register(M.Neg)
+def get_jvp_neg(self):
+    def jvp(x, out, tx):
+        return -tx
+    return jvp
+
+
+def sin_cos_series(T, x, s0, c0):
+    """``s' = c x'``, ``c' = -s x'``, built together (the Taylor rules of Sin and Cos)."""
+    s, c = [s0], [c0]
+    for k in range(1, T.K + 1):
+        s.append(T.total([(math.comb(k - 1, j), T.mul(x[j + 1], c[k - 1 - j]))
+                          for j in range(k)]))
+        c.append(T.total([(-math.comb(k - 1, j), T.mul(x[j + 1], s[k - 1 - j]))
+                          for j in range(k)]))
+    return s, c
 
 
 @bprop_getters.register(M.Sin)
@@ -105,11 +177,35 @@ def get_bprop_sin(self):
     return bprop
 
 
+@jvp_getters.register(M.Sin)
+def get_jvp_sin(self):
+    def jvp(x, out, tx):
+        return tx * cos(x)
+    return jvp
+
+
+@taylor_rules.register(M.Sin)
+def taylor_sin(T, x, out):
+    return sin_cos_series(T, x, out, T.emit(M.Cos(), [x[0]]))[0]
+
+
 @bprop_getters.register(M.Cos)
 def get_bprop_cos(self):
     def bprop(x, out, dout):
         return (-(dout * sin(x)),)
     return bprop
+
+
+@jvp_getters.register(M.Cos)
+def get_jvp_cos(self):
+    def jvp(x, out, tx):
+        return -(tx * sin(x))
+    return jvp
+
+
+@taylor_rules.register(M.Cos)
+def taylor_cos(T, x, out):
+    return sin_cos_series(T, x, T.emit(M.Sin(), [x[0]]), out)[1]
 
 
 @bprop_getters.register(M.Exp)
@@ -119,11 +215,52 @@ def get_bprop_exp(self):
     return bprop
 
 
+@jvp_getters.register(M.Exp)
+def get_jvp_exp(self):
+    def jvp(x, out, tx):
+        return tx * out
+    return jvp
+
+
+@taylor_rules.register(M.Exp)
+def taylor_exp(T, x, out):
+    return T.ode(x, out, lambda y, m: y[m])
+
+
 @bprop_getters.register(M.Log)
 def get_bprop_log(self):
     def bprop(x, out, dout):
         return (dout / x,)
     return bprop
+
+
+@jvp_getters.register(M.Log)
+def get_jvp_log(self):
+    def jvp(x, out, tx):
+        return tx / x
+    return jvp
+
+
+@taylor_rules.register(M.Log)
+def taylor_log(T, x, out):
+    """``x y' = x'``: ``y_k = (x_k - sum_{j=1..k-1} C(k-1,j) x_j y_(k-j)) / x``."""
+    y = [out]
+    for k in range(1, T.K + 1):
+        num = T.total([(1, x[k])] + [(-math.comb(k - 1, j), T.mul(x[j], y[k - j]))
+                                     for j in range(1, k)])
+        y.append(None if num is None else T.emit(M.RealDiv(), [num, x[0]]))
+    return y
+
+
+def memo_series(fn):
+    """One emission per coefficient of an auxiliary series (Taylor rules of Tanh, Sigmoid)."""
+    cache = {}
+
+    def get(y, m):
+        if m not in cache:
+            cache[m] = fn(y, m)
+        return cache[m]
+    return get
 
 
 @bprop_getters.register(M.Tanh)
@@ -133,11 +270,49 @@ def get_bprop_tanh(self):
     return bprop
 
 
+@jvp_getters.register(M.Tanh)
+def get_jvp_tanh(self):
+    def jvp(x, out, tx):
+        return tx * (1 - out * out)
+    return jvp
+
+
+@taylor_rules.register(M.Tanh)
+def taylor_tanh(T, x, out):
+    def g(y, m):        # 1 - y^2
+        if m == 0:
+            return T.emit(M.Sub(), [Const(1), T.emit(M.Mul(), [out, out])])
+        s = T.square_series(y, m)
+        return T.scale(-1, s)
+    return T.ode(x, out, memo_series(g))
+
+
 @bprop_getters.register(M.Sqrt)
 def get_bprop_sqrt(self):
     def bprop(x, out, dout):
         return (dout / (2 * out),)
     return bprop
+
+
+@jvp_getters.register(M.Sqrt)
+def get_jvp_sqrt(self):
+    def jvp(x, out, tx):
+        return tx / (2 * out)
+    return jvp
+
+
+@taylor_rules.register(M.Sqrt)
+def taylor_sqrt(T, x, out):
+    """``y^2 = x``: ``y_k = (x_k - sum_{j=1..k-1} C(k,j) y_j y_(k-j)) / (2 y)``."""
+    y = [out]
+    two_y = None
+    for k in range(1, T.K + 1):
+        num = T.total([(1, x[k])] + [(-math.comb(k, j), T.mul(y[j], y[k - j]))
+                                     for j in range(1, k)])
+        if num is not None and two_y is None:
+            two_y = T.emit(M.Mul(), [Const(2), out])
+        y.append(None if num is None else T.emit(M.RealDiv(), [num, two_y]))
+    return y
 
 
 @bprop_getters.register(M.Square)
@@ -147,6 +322,19 @@ def get_bprop_square(self):
     return bprop
 
 
+@jvp_getters.register(M.Square)
+def get_jvp_square(self):
+    def jvp(x, out, tx):
+        return tx * (2 * x)
+    return jvp
+
+
+@taylor_rules.register(M.Square)
+def taylor_square(T, x, out):
+    return [out] + [T.square_series(x, k) for k in range(1, T.K + 1)]
+
+
+# its JVP is get_jvp_bilinear (with the other products, below)
 @bprop_getters.register(M.MatMul)
 def get_bprop_matmul(self):
     ta = self.transpose_a
@@ -187,105 +375,19 @@ def get_bprop_reducemean(self):
     return bprop
 
 
+@jvp_getters.register(M.ReduceSum)
+@jvp_getters.register(M.ReduceMean)
+def get_jvp_reduce(self):
+    def jvp(x, axis, out, tx, taxis):
+        return self(tx, axis)
+    return jvp
+
+
 @bprop_getters.register(M.SumSquares)
 def get_bprop_sum_squares(self):
     def bprop(x, out, dout):
         return (dout * (2 * x),)
     return bprop
-
-
-# ----------------------------------------------------------------- JVP rules
-@jvp_getters.register(M.Add)
-def get_jvp_add(self):
-    def jvp(x, y, out, tx, ty):
-        return tangent_sum(tx, ty, out)
-    return jvp
-
-
-@jvp_getters.register(M.Sub)
-def get_jvp_sub(self):
-    def jvp(x, y, out, tx, ty):
-        return tangent_sum(tx, None if ty is None else -ty, out)
-    return jvp
-
-
-@jvp_getters.register(M.Mul)
-def get_jvp_mul(self):
-    def jvp(x, y, out, tx, ty):
-        return tangent_sum(None if tx is None else tx * y, None if ty is None else x * ty, out)
-    return jvp
-
-
-@jvp_getters.register(M.RealDiv)
-def get_jvp_realdiv(self):
-    def jvp(x, y, out, tx, ty):
-        return tangent_sum(None if tx is None else tx / y,
-                           None if ty is None else -(ty * out / y), out)
-    return jvp
-
-
-@jvp_getters.register(M.Pow)
-def get_jvp_pow(self):
-    def jvp(x, y, out, tx, ty):
-        return tangent_sum(None if tx is None else tx * pow_slope(x, y),
-                           None if ty is None else ty * (out * pow_log_base(x)), out)
-    return jvp
-
-
-@jvp_getters.register(M.Neg)
-def get_jvp_neg(self):
-    def jvp(x, out, tx):
-        return -tx
-    return jvp
-
-
-@jvp_getters.register(M.Sin)
-def get_jvp_sin(self):
-    def jvp(x, out, tx):
-        return tx * cos(x)
-    return jvp
-
-
-@jvp_getters.register(M.Cos)
-def get_jvp_cos(self):
-    def jvp(x, out, tx):
-        return -(tx * sin(x))
-    return jvp
-
-
-@jvp_getters.register(M.Exp)
-def get_jvp_exp(self):
-    def jvp(x, out, tx):
-        return tx * out
-    return jvp
-
-
-@jvp_getters.register(M.Log)
-def get_jvp_log(self):
-    def jvp(x, out, tx):
-        return tx / x
-    return jvp
-
-
-@jvp_getters.register(M.Tanh)
-def get_jvp_tanh(self):
-    def jvp(x, out, tx):
-        return tx * (1 - out * out)
-    return jvp
-
-
-@jvp_getters.register(M.Sqrt)
-def get_jvp_sqrt(self):
-    def jvp(x, out, tx):
-        return tx / (2 * out)
-    return jvp
-
-
-@jvp_getters.register(M.Square)
-def get_jvp_square(self):
-    def jvp(x, out, tx):
-        return tx * (2 * x)
-    return jvp
 
 
 @jvp_getters.register(M.SumSquares)
@@ -294,14 +396,6 @@ def get_jvp_sum_squares(self):
 
     def jvp(x, out, tx):
         return reduce_sum(tx * (2 * x), ())
-    return jvp
-
-
-@jvp_getters.register(M.ReduceSum)
-@jvp_getters.register(M.ReduceMean)
-def get_jvp_reduce(self):
-    def jvp(x, axis, out, tx, taxis):
-        return self(tx, axis)
     return jvp
 
 
@@ -711,19 +805,19 @@ def get_bprop_matmul_grad_a(self):
     return bprop
 
 
-@bprop_getters.register(M.MatMulGradB)
-def get_bprop_matmul_grad_b(self):
-    def bprop(d, x, y, out, dout):
-        return matmul_ext(x, dout), matmul_grad_a(d, x, dout), zeros_like(y)
-    return bprop
-
-
 @jvp_getters.register(M.MatMulGradA)
 def get_jvp_matmul_grad_a(self):
     def jvp(d, x, y, out, td, tx, ty):
         return tangent_sum(None if td is None else self(td, x, y),
                            None if ty is None else self(d, x, ty), out)
     return jvp
+
+
+@bprop_getters.register(M.MatMulGradB)
+def get_bprop_matmul_grad_b(self):
+    def bprop(d, x, y, out, dout):
+        return matmul_ext(x, dout), matmul_grad_a(d, x, dout), zeros_like(y)
+    return bprop
 
 
 @jvp_getters.register(M.MatMulGradB)

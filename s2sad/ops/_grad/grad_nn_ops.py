@@ -1,4 +1,4 @@
-"""bprop and JVP rules for neural-network primitives.
+"""bprop, JVP and Taylor rules for neural-network primitives.
 
 Rules are compositions of primitives (math, array and the nn gradient
 primitives), so every adjoint and tangent program can be differentiated again.
@@ -8,8 +8,8 @@ dtype, where a Python-number select would not.
 from ..operations import math_ops as M
 from ..operations import array_ops as A
 from ..operations import nn_ops as N
-from .grad_base import bprop_getters, jvp_getters
-from .grad_math_ops import get_jvp_bilinear
+from .grad_base import bprop_getters, jvp_getters, taylor_rules
+from .grad_math_ops import get_jvp_bilinear, memo_series
 
 exp = M.Exp()
 tanh = M.Tanh()
@@ -181,6 +181,15 @@ def get_jvp_sigmoid(self):
     def jvp(x, out, tx):
         return tx * (out * (1 - out))
     return jvp
+
+
+@taylor_rules.register(N.Sigmoid)
+def taylor_sigmoid(T, x, out):
+    def g(y, m):        # y - y^2
+        if m == 0:
+            return T.emit(M.Sub(), [out, T.emit(M.Mul(), [out, out])])
+        return T.total([(1, y[m]), (-1, T.square_series(y, m))])
+    return T.ode(x, out, memo_series(g))
 
 
 @bprop_getters.register(N.Softplus)

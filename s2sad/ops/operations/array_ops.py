@@ -26,6 +26,8 @@ def _axis_tuple(axis):
 # ----------------------------------------------------------------- layout
 class Reshape(Primitive):
     """Reshape ``x`` to ``shape`` (an input: a tuple, may hold one -1)."""
+    linearity = "linear"
+    view = True
     formula = "dx = reshape(dout, shape(x))"
 
     def emit(self, x, shape):
@@ -34,6 +36,8 @@ class Reshape(Primitive):
 
 class Transpose(Primitive):
     """Permute the axes of ``x`` by ``perm`` (an input)."""
+    linearity = "linear"
+    view = True
     formula = "dx = transpose(dout, inverse(perm))"
 
     def emit(self, x, perm):
@@ -42,6 +46,8 @@ class Transpose(Primitive):
 
 class TransposeT(Primitive):
     """``x.T``: reverse all axes."""
+    linearity = "linear"
+    view = True
     formula = "dx = dout.T"
 
     def emit(self, x):
@@ -50,6 +56,8 @@ class TransposeT(Primitive):
 
 class ExpandDims(Primitive):
     """Insert a size-1 axis at ``axis`` (an input)."""
+    linearity = "linear"
+    view = True
     formula = "dx = reshape(dout, shape(x))"
 
     def emit(self, x, axis):
@@ -58,6 +66,8 @@ class ExpandDims(Primitive):
 
 class Squeeze(Primitive):
     """Remove the size-1 axes listed in ``axis`` (``()``: every size-1 axis)."""
+    linearity = "linear"
+    view = True
     formula = "dx = reshape(dout, shape(x))"
 
     def __init__(self, axis=()):
@@ -72,6 +82,8 @@ class Squeeze(Primitive):
 
 class Flatten(Primitive):
     """Merge dims ``start_dim..end_dim`` into one; MindSpore's default keeps dim 0 (N, -1)."""
+    linearity = "linear"
+    view = True
     formula = "dx = reshape(dout, shape(x))"
 
     def __init__(self, start_dim=1, end_dim=-1):
@@ -83,6 +95,8 @@ class Flatten(Primitive):
 
 class SwapAxes(Primitive):
     """Exchange axes ``axis1`` and ``axis2`` (``np.swapaxes``; needs no rank while compiling)."""
+    linearity = "linear"
+    view = True
     formula = "dx = swapaxes(dout, axis1, axis2)"
 
     def __init__(self, axis1, axis2):
@@ -94,6 +108,8 @@ class SwapAxes(Primitive):
 
 class MoveAxis(Primitive):
     """Move axes ``source`` to positions ``destination`` (``np.moveaxis``)."""
+    linearity = "linear"
+    view = True
     formula = "dx = moveaxis(dout, destination, source)"
 
     def __init__(self, source, destination):
@@ -106,6 +122,8 @@ class MoveAxis(Primitive):
 
 class ReverseV2(Primitive):
     """Reverse ``x`` along the axes in ``axis`` (``None``: every axis)."""
+    linearity = "linear"
+    view = True
     formula = "dx = reverse(dout, axis)"
 
     def __init__(self, axis=None):
@@ -117,6 +135,8 @@ class ReverseV2(Primitive):
 
 class BroadcastTo(Primitive):
     """Broadcast ``x`` to ``shape`` (a -1 keeps x's size in that dim)."""
+    linearity = "linear"
+    view = True
     formula = "dx = unbroadcast(dout, x) (sum over the broadcast dims)"
 
     def __init__(self, shape):
@@ -128,6 +148,7 @@ class BroadcastTo(Primitive):
 
 class Tile(Primitive):
     """Repeat ``x`` ``multiples[i]`` times along each dim (``multiples`` is an input)."""
+    linearity = "linear"
     formula = "dx = sum of dout over the copies (TileGrad)"
 
     def emit(self, x, multiples):
@@ -136,6 +157,7 @@ class Tile(Primitive):
 
 class TileGrad(Primitive):
     """Sum ``dout`` over the copies Tile made: the adjoint of Tile (a rule helper)."""
+    taylor = "nested"   # a gradient program's op, not classified for Taylor mode
     formula = "d_dout = tile(dout, multiples)"
 
     def emit(self, dout, x, multiples):
@@ -144,6 +166,7 @@ class TileGrad(Primitive):
 
 class Repeat(Primitive):
     """Repeat each element ``repeats`` times along ``axis`` (``np.repeat``; ``None``: flattened)."""
+    linearity = "linear"
     formula = "dx = sum of dout over each element's copies (RepeatGrad)"
 
     def __init__(self, repeats, axis=None):
@@ -158,6 +181,7 @@ class Repeat(Primitive):
 
 class RepeatGrad(Primitive):
     """Sum the copies ``Repeat`` made back to x's shape: the adjoint of Repeat (a rule helper)."""
+    taylor = "nested"   # a gradient program's op, not classified for Taylor mode
     formula = "d_dout = repeat(dout, repeats, axis)"
 
     def __init__(self, repeats, axis=None):
@@ -174,6 +198,7 @@ class Concat(Primitive):
     Besides an int, ``axis`` may be ``"hstack"`` or ``"vstack"`` for NumPy's
     stacking functions, whose axis depends on the runtime rank.
     """
+    linearity = "linear"
     formula = "dx[i] = the piece of dout where x[i] went (SplitLike)"
 
     def __init__(self, axis=0):
@@ -190,6 +215,7 @@ class SplitLike(Primitive):
 
     The adjoint of Concat (a rule helper): ``num`` is the number of pieces.
     """
+    taylor = "nested"   # a gradient program's op, not classified for Taylor mode
     formula = "dx = concat(dout, axis); no gradient to likes"
 
     def __init__(self, axis, num):
@@ -203,6 +229,7 @@ class SplitLike(Primitive):
 
 class Stack(Primitive):
     """Stack the tuple ``x`` of same-shaped tensors along a new axis ``axis``."""
+    linearity = "linear"
     formula = "dx = unstack(dout, axis)"
 
     def __init__(self, axis=0):
@@ -218,6 +245,7 @@ class Unstack(Primitive):
     Compiled code is shape-polymorphic, so inside a differentiated function
     ``num`` must be given (eagerly it is inferred from the shape).
     """
+    linearity = "linear"
     formula = "dx = stack(dout, axis)"
 
     def __init__(self, axis=0, num=None):
@@ -240,6 +268,7 @@ class Unstack(Primitive):
 
 class Split(Primitive):
     """Cut ``x`` into ``output_num`` equal parts along ``axis``."""
+    linearity = "linear"
     formula = "dx = concat(dout, axis)"
 
     def __init__(self, axis=0, output_num=1):
@@ -254,6 +283,8 @@ class Split(Primitive):
 # ------------------------------------------------------------------- slicing
 class Slice(Primitive):
     """``x[begin[i] : begin[i] + size[i]]`` in each dim (inputs begin, size; -1: to the end)."""
+    linearity = "linear"
+    view = True
     formula = "dx = zeros like x with dout at the slice"
 
     def emit(self, x, begin, size):
@@ -267,6 +298,8 @@ class StridedSlice(Primitive):
     ``new_axis_mask`` a new axis, ``shrink_axis_mask`` takes the index
     ``begin[i]`` and drops that dim.
     """
+    linearity = "linear"
+    view = True
     formula = "dx = zeros like x with dout at the slice"
 
     def __init__(self, begin_mask=0, end_mask=0, ellipsis_mask=0, new_axis_mask=0,
@@ -286,6 +319,8 @@ class StridedSlice(Primitive):
 
 class GetItem(Primitive):
     """``x[index]`` for any NumPy index; the index is a compile-time input."""
+    linearity = "linear"
+    view = True
     formula = "dx = zeros like x with dout added at index (GetItemGrad)"
 
     def emit(self, x, index):
@@ -294,6 +329,7 @@ class GetItem(Primitive):
 
 class GetItemGrad(Primitive):
     """Zeros shaped like ``x`` with ``dout`` added at ``index`` (adjoint of GetItem)."""
+    taylor = "nested"   # a gradient program's op, not classified for Taylor mode
     output_shape_of = 1
     shape_only_inputs = (1,)
     formula = "d_dout = d[index]"
@@ -311,6 +347,7 @@ class SetItem(Primitive):
     last) is the only one that reaches the output, and the only one with a
     gradient.
     """
+    linearity = "linear"
     formula = ("dx = dout with zeros at index, "
                "dvalue = unbroadcast(SetItemValueGrad(dout, index), value)")
 
@@ -321,6 +358,7 @@ class SetItem(Primitive):
 class SetItemValueGrad(Primitive):
     """``dout[index]`` with zeros at the writes of ``x[index] = value`` that a later write
     to the same position overwrote (SetItem's adjoint for ``value``)."""
+    taylor = "nested"   # a gradient program's op, not classified for Taylor mode
     formula = "d_dout = zeros like dout with d written at index (SetItem)"
 
     def emit(self, dout, index):
@@ -329,6 +367,7 @@ class SetItemValueGrad(Primitive):
 
 class Gather(Primitive):
     """``params`` taken at the integer ``indices`` along ``axis`` (inputs; ``np.take``)."""
+    linearity = "linear"
     formula = "dparams = zeros like params with dout added at indices along axis"
 
     def __init__(self, batch_dims=0):
@@ -342,6 +381,7 @@ class Gather(Primitive):
 
 class GatherGrad(Primitive):
     """Zeros like params with ``dout`` added at ``indices`` along ``axis`` (Gather's adjoint)."""
+    taylor = "nested"   # a gradient program's op, not classified for Taylor mode
     formula = "d_dout = gather(d, indices, axis)"
 
     def emit(self, dout, params, indices, axis):
@@ -350,6 +390,7 @@ class GatherGrad(Primitive):
 
 class GatherNd(Primitive):
     """``x`` at the index tuples held in the last axis of ``indices``."""
+    linearity = "linear"
     formula = "dx = scatter_nd(indices, dout, shape(x))"
 
     def emit(self, x, indices):
@@ -358,6 +399,7 @@ class GatherNd(Primitive):
 
 class ScatterNd(Primitive):
     """Zeros of ``shape`` with ``updates`` added at ``indices`` (duplicates add up)."""
+    linearity = "linear"
     formula = "dupdates = gather_nd(dout, indices)"
 
     def emit(self, indices, updates, shape):
@@ -366,6 +408,7 @@ class ScatterNd(Primitive):
 
 class TensorScatterAdd(Primitive):
     """A copy of ``input_x`` with ``updates`` added at ``indices`` (duplicates add up)."""
+    linearity = "linear"
     formula = "dx = dout, dupdates = gather_nd(dout, indices)"
 
     def emit(self, x, indices, updates):
@@ -377,6 +420,7 @@ class TensorScatterUpdate(Primitive):
 
     The gradient assumes ``indices`` names each position once.
     """
+    linearity = "linear"
     formula = ("dx = dout with zeros at indices, dupdates = gather_nd(dout, indices)")
 
     def emit(self, x, indices, updates):
@@ -385,6 +429,7 @@ class TensorScatterUpdate(Primitive):
 
 class Select(Primitive):
     """``x`` where ``cond`` is true, else ``y``, with NumPy broadcasting (``np.where``)."""
+    linearity = "linear"
     formula = "dx = unbroadcast(where(cond, dout, 0)), dy = unbroadcast(where(cond, 0, dout))"
 
     def emit(self, cond, x, y):
@@ -398,6 +443,7 @@ class Pad(Primitive):
     dim); with ``broadcast`` one pair pads every dim, as NumPy's
     ``pad_width=n``.  ``value`` is the constant (MindSpore's Pad uses 0).
     """
+    linearity = "linear"
     formula = "dx = dout with the padding cropped off"
 
     def __init__(self, paddings, value=0, broadcast=False):
@@ -416,6 +462,7 @@ class Pad(Primitive):
 
 class PadCrop(Primitive):
     """``x`` with the padding of ``Pad(paddings)`` removed: the adjoint of Pad (a rule helper)."""
+    linearity = "linear"
     formula = "dx = pad(dout, paddings) with zeros"
 
     def __init__(self, paddings, broadcast=False):
@@ -431,6 +478,7 @@ class OneHot(Primitive):
 
     Inputs ``(indices, depth, on_value, off_value)``; no gradient to indices.
     """
+    taylor = "nested"   # not classified for Taylor mode
     formula = "don_value = sum(dout where hit), doff_value = sum(dout elsewhere)"
 
     def __init__(self, axis=-1):
@@ -444,6 +492,7 @@ class OneHot(Primitive):
 # -------------------------------------------------------------------- dtypes
 class Cast(Primitive):
     """``x`` converted to ``dtype`` (an input: a ``s2sad.dtype`` Type or NumPy dtype)."""
+    linearity = "linear"
     formula = "dx = cast(dout, dtype of x) for a float target; no gradient for other targets"
 
     def emit(self, x, dtype):
@@ -452,6 +501,7 @@ class Cast(Primitive):
 
 class CastLike(Primitive):
     """``a`` converted to the dtype of ``x`` (the adjoint of Cast; a rule helper)."""
+    linearity = "linear"
     formula = "da = cast(dout, dtype of a)"
 
     def emit(self, a, x):
@@ -542,6 +592,7 @@ class SumSeed(Primitive):
 class ReductionSeed(Primitive):
     """Ones of the dtype a full sum or mean of x has, 0-d: the default seed of a
     scalar output such a reduction makes, without computing it (no gradient)."""
+    small_result = True
     differentiable = False
     formula = _NO_GRAD
 
@@ -556,6 +607,7 @@ class MeanSeed(Primitive):
     """What each element of ``v`` gets from the default seed of ``±mean(v)``:
     ``sign / v.size`` in the mean's dtype, 0-d; ``v`` is x, or ``sum(x, axis)``
     when an axis is given (no gradient)."""
+    small_result = True
     differentiable = False
     formula = _NO_GRAD
 
@@ -570,6 +622,7 @@ class MeanSeed(Primitive):
 # ------------------------------------------------------------ shape queries
 class Shape(Primitive):
     """The shape of x as a tuple (no gradient)."""
+    small_result = True
     differentiable = False
     formula = _NO_GRAD
 
@@ -579,6 +632,7 @@ class Shape(Primitive):
 
 class Size(Primitive):
     """The number of elements of x, a Python int (no gradient)."""
+    small_result = True
     differentiable = False
     formula = _NO_GRAD
 
@@ -598,6 +652,7 @@ class Rank(Primitive):
 # ------------------------------------------------------------------ identity
 class Identity(Primitive):
     """A copy of ``x``."""
+    linearity = "linear"
     formula = "dx = dout"
 
     def emit(self, x):
@@ -606,6 +661,7 @@ class Identity(Primitive):
 
 class StopGradient(Primitive):
     """Identity whose output carries no gradient."""
+    view = True
     differentiable = False
     formula = "no gradient (blocks it)"
 
@@ -615,6 +671,8 @@ class StopGradient(Primitive):
 
 class Depend(Primitive):
     """Returns ``value``; ``expr`` is only an ordering dependency."""
+    view = True
+    taylor = "nested"   # not classified for Taylor mode
     formula = "dvalue = dout, no gradient to expr"
 
     def emit(self, value, expr):
@@ -624,6 +682,7 @@ class Depend(Primitive):
 # --------------------------------------------------------- AD helpers
 class Unbroadcast(Primitive):
     """Sum ``dx`` down to the shape of ``x``: the adjoint of broadcasting."""
+    linearity = "linear"
     output_shape_of = 1
     shape_only_inputs = (1,)
     formula = "d_dx = broadcast_like(dout, dx)"
@@ -634,6 +693,7 @@ class Unbroadcast(Primitive):
 
 class BroadcastLike(Primitive):
     """Broadcast ``a`` to the shape of ``x``: the adjoint of Unbroadcast."""
+    linearity = "linear"
     output_shape_of = 1
     shape_only_inputs = (1,)
     formula = "da = unbroadcast(dout, a)"
@@ -644,6 +704,7 @@ class BroadcastLike(Primitive):
 
 class ExpandReduced(Primitive):
     """Reinsert the axes a reduction over ``axis`` removed (adjoint helper)."""
+    linearity = "linear"
     shape_only_inputs = (1,)
     formula = "d_dout = reshape(dout, shape(d))"
 
@@ -658,6 +719,7 @@ class ExpandReduced(Primitive):
 
 class ReducedCount(Primitive):
     """How many elements of ``x`` each value of a reduction over ``axis`` covers."""
+    small_result = True
     shape_only_inputs = (0,)
     differentiable = False
     formula = _NO_GRAD
@@ -668,6 +730,7 @@ class ReducedCount(Primitive):
 
 class CheckSens(Primitive):
     """Identity on ``sens`` that first checks it has the shape of ``out``."""
+    taylor = "nested"   # reverse mode's seed check, not classified for Taylor mode
     output_shape_of = 0
     formula = "dsens = dout"
 

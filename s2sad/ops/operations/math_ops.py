@@ -8,19 +8,26 @@ import re
 from ...ir.primitive import Primitive, constexpr
 
 
-def _unary(name, template, doc, formula, differentiable=True, nondifferentiable=None):
-    """A one-input elementwise primitive written as ``template.format(x)``."""
+def _unary(name, template, doc, formula, differentiable=True, nondifferentiable=None,
+           **facts):
+    """A one-input elementwise primitive written as ``template.format(x)``.
+
+    ``facts`` are further class attributes (``ufunc``, ``rounded``, ``linearity``...).
+    """
     def emit(self, x):
         return template.format(x)
     body = {"emit": emit, "__doc__": doc, "differentiable": differentiable,
-            "formula": formula, "__module__": __name__, "elementwise": True}
+            "formula": formula, "__module__": __name__, "elementwise": True, **facts}
     if nondifferentiable is not None:
         body["nondifferentiable"] = nondifferentiable
     return type(name, (Primitive,), body)
 
 
-def _binary(name, op, doc, formula, differentiable=True, nondifferentiable=None):
-    """A two-input broadcasting primitive written as ``x <op> y`` (or ``op(x, y)``)."""
+def _binary(name, op, doc, formula, differentiable=True, nondifferentiable=None, **facts):
+    """A two-input broadcasting primitive written as ``x <op> y`` (or ``op(x, y)``).
+
+    ``facts`` are further class attributes, as for ``_unary``.
+    """
     if op.startswith("xp.") or op.startswith("rt."):
         def emit(self, x, y):
             return "%s(%s, %s)" % (op, x, y)
@@ -28,7 +35,7 @@ def _binary(name, op, doc, formula, differentiable=True, nondifferentiable=None)
         def emit(self, x, y):
             return "%s %s %s" % (x, op, y)
     body = {"emit": emit, "__doc__": doc, "differentiable": differentiable,
-            "formula": formula, "__module__": __name__, "elementwise": True}
+            "formula": formula, "__module__": __name__, "elementwise": True, **facts}
     if nondifferentiable is not None:
         body["nondifferentiable"] = nondifferentiable
     return type(name, (Primitive,), body)
@@ -36,110 +43,131 @@ def _binary(name, op, doc, formula, differentiable=True, nondifferentiable=None)
 
 _NO_GRAD = "no gradient (the result is boolean, integer or piecewise constant)"
 
+# Each primitive states its facts (see ``Primitive``): ``ufunc`` where it keeps
+# its operand's dtype, ``rounded`` for transcendental values, and for Taylor
+# mode ``linearity``, a series rule in ``ops/_grad`` (Sin, Cos, Exp, Log, Tanh,
+# Sqrt, Square, RealDiv) or ``taylor="nested"``: no series rule is written, so
+# a program using it gets its higher derivatives from nested reverse mode.
+
 # ------------------------------------------------------------ binary arithmetic
-Add = _binary("Add", "+", "x + y, with NumPy broadcasting.", "dx = dout, dy = dout")
-Sub = _binary("Sub", "-", "x - y, with NumPy broadcasting.", "dx = dout, dy = -dout")
-Mul = _binary("Mul", "*", "x * y, with NumPy broadcasting.", "dx = dout * y, dy = dout * x")
+Add = _binary("Add", "+", "x + y, with NumPy broadcasting.", "dx = dout, dy = dout",
+              ufunc="add", linearity="linear")
+Sub = _binary("Sub", "-", "x - y, with NumPy broadcasting.", "dx = dout, dy = -dout",
+              ufunc="subtract", linearity="linear")
+Mul = _binary("Mul", "*", "x * y, with NumPy broadcasting.", "dx = dout * y, dy = dout * x",
+              ufunc="multiply", linearity="bilinear")
 RealDiv = _binary("RealDiv", "/", "x / y (true division), with NumPy broadcasting.",
                   "dx = dout / y, dy = -dout * out / y",
-                  nondifferentiable="y = 0 (division by zero)")
+                  nondifferentiable="y = 0 (division by zero)", ufunc="true_divide", rounded=True)
 Div = RealDiv
 Pow = _binary("Pow", "**", "x ** y, with NumPy broadcasting.\n\n"
               "At x = 0 the slopes are 0 where the formulas read 0 * inf: in x when y = 0 "
               "(x ** 0 is constant), in y when y > 0 (0 ** y is 0), as in PyTorch.",
               "dx = dout * y * x ** (y - 1), dy = dout * out * log(x)",
               nondifferentiable="in x: x = 0 with y < 1, y != 0; in y: x < 0 (log(x) is "
-                                "undefined), or x = 0 with y <= 0")
+                                "undefined), or x = 0 with y <= 0", taylor="nested")
 FloorDiv = _binary(
     "FloorDiv", "//", "floor(x / y) (Python's ``//``), with NumPy broadcasting.\n\n"
     "Piecewise constant: its gradient is zero for both inputs.",
-    "dx = 0, dy = 0", nondifferentiable="x / y an integer (jumps; gradient 0 is used)")
+    "dx = 0, dy = 0", nondifferentiable="x / y an integer (jumps; gradient 0 is used)",
+    taylor="nested")
 Mod = _binary(
     "Mod", "%", "x - floor(x / y) * y (Python's and NumPy's ``%``: the sign follows y).\n\n"
     "MindSpore's ``Mod`` truncates instead; this follows the ``%`` operator it maps.",
     "dx = dout, dy = -dout * floor_div(x, y)",
-    nondifferentiable="x / y an integer (jumps; the one-sided gradient is used)")
+    nondifferentiable="x / y an integer (jumps; the one-sided gradient is used)", taylor="nested")
 FloorMod = Mod
 Atan2 = _binary("Atan2", "xp.arctan2",
                 "atan2(x, y): the angle of the point (y, x), with NumPy broadcasting.",
                 "dx = dout * y / (x^2 + y^2), dy = -dout * x / (x^2 + y^2)",
-                nondifferentiable="x = y = 0")
+                nondifferentiable="x = y = 0", rounded=True, taylor="nested")
 Maximum = _binary(
     "Maximum", "xp.maximum",
     "Elementwise max(x, y), with NumPy broadcasting.\n\n"
     "The gradient goes to the larger input; on ties it is split evenly (half each).",
     "dx = dout * (x > y) + dout * (x == y) / 2, dy = dout * (x < y) + dout * (x == y) / 2",
-    nondifferentiable="x = y (the gradient is split evenly)")
+    nondifferentiable="x = y (the gradient is split evenly)", linearity="linear")
 Minimum = _binary(
     "Minimum", "xp.minimum",
     "Elementwise min(x, y), with NumPy broadcasting.\n\n"
     "The gradient goes to the smaller input; on ties it is split evenly (half each).",
     "dx = dout * (x < y) + dout * (x == y) / 2, dy = dout * (x > y) + dout * (x == y) / 2",
-    nondifferentiable="x = y (the gradient is split evenly)")
+    nondifferentiable="x = y (the gradient is split evenly)", linearity="linear")
 LogAddExp = _binary(
     "LogAddExp", "xp.logaddexp",
     "log(exp(x) + exp(y)) without overflow, with NumPy broadcasting.\n\n"
     "One primitive rather than max(x, y) + log1p(exp(-|x - y|)): that form is smooth only "
     "as a whole, and differentiating its pieces loses the curvature at x = y.",
-    "dx = dout * exp(x - out), dy = dout * exp(y - out)")
+    "dx = dout * exp(x - out), dy = dout * exp(y - out)", taylor="nested")
 LogAddExp2 = _binary(
     "LogAddExp2", "xp.logaddexp2",
     "log2(2 ** x + 2 ** y) without overflow, with NumPy broadcasting (see LogAddExp).",
-    "dx = dout * 2 ** (x - out), dy = dout * 2 ** (y - out)")
+    "dx = dout * 2 ** (x - out), dy = dout * 2 ** (y - out)", taylor="nested")
 
 # ------------------------------------------------------------------ unary math
-Neg = _unary("Neg", "-{0}", "-x.", "dx = -dout")
-Sin = _unary("Sin", "xp.sin({0})", "sin(x).", "dx = dout * cos(x)")
-Cos = _unary("Cos", "xp.cos({0})", "cos(x).", "dx = -dout * sin(x)")
+Neg = _unary("Neg", "-{0}", "-x.", "dx = -dout", ufunc="negative", linearity="linear")
+Sin = _unary("Sin", "xp.sin({0})", "sin(x).", "dx = dout * cos(x)", ufunc="sin", rounded=True)
+Cos = _unary("Cos", "xp.cos({0})", "cos(x).", "dx = -dout * sin(x)", ufunc="cos", rounded=True)
 Tan = _unary("Tan", "xp.tan({0})", "tan(x).", "dx = dout * (1 + out^2)",
-             nondifferentiable="x = pi/2 + k pi (poles)")
-Exp = _unary("Exp", "xp.exp({0})", "e ** x.", "dx = dout * out")
+             nondifferentiable="x = pi/2 + k pi (poles)",
+             ufunc="tan", rounded=True, taylor="nested")
+Exp = _unary("Exp", "xp.exp({0})", "e ** x.", "dx = dout * out", ufunc="exp", rounded=True)
 Expm1 = _unary("Expm1", "xp.expm1({0})", "e ** x - 1, accurate near x = 0.",
-               "dx = dout * exp(x)")
+               "dx = dout * exp(x)", ufunc="expm1", rounded=True, taylor="nested")
 Log = _unary("Log", "xp.log({0})", "Natural logarithm.", "dx = dout / x",
-             nondifferentiable="x <= 0")
+             nondifferentiable="x <= 0", ufunc="log", rounded=True)
 Log1p = _unary("Log1p", "xp.log1p({0})", "log(1 + x), accurate near x = 0.",
-               "dx = dout / (1 + x)", nondifferentiable="x <= -1")
-Tanh = _unary("Tanh", "xp.tanh({0})", "Hyperbolic tangent.", "dx = dout * (1 - out^2)")
-Sinh = _unary("Sinh", "xp.sinh({0})", "Hyperbolic sine.", "dx = dout * cosh(x)")
-Cosh = _unary("Cosh", "xp.cosh({0})", "Hyperbolic cosine.", "dx = dout * sinh(x)")
+               "dx = dout / (1 + x)", nondifferentiable="x <= -1",
+               ufunc="log1p", rounded=True, taylor="nested")
+Tanh = _unary("Tanh", "xp.tanh({0})", "Hyperbolic tangent.", "dx = dout * (1 - out^2)",
+              ufunc="tanh", rounded=True)
+Sinh = _unary("Sinh", "xp.sinh({0})", "Hyperbolic sine.", "dx = dout * cosh(x)",
+              ufunc="sinh", rounded=True, taylor="nested")
+Cosh = _unary("Cosh", "xp.cosh({0})", "Hyperbolic cosine.", "dx = dout * sinh(x)",
+              ufunc="cosh", rounded=True, taylor="nested")
 Asin = _unary("Asin", "xp.arcsin({0})", "Inverse sine, for |x| <= 1.",
-              "dx = dout / sqrt(1 - x^2)", nondifferentiable="|x| >= 1")
+              "dx = dout / sqrt(1 - x^2)", nondifferentiable="|x| >= 1",
+              rounded=True, taylor="nested")
 Acos = _unary("Acos", "xp.arccos({0})", "Inverse cosine, for |x| <= 1.",
-              "dx = -dout / sqrt(1 - x^2)", nondifferentiable="|x| >= 1")
-Atan = _unary("Atan", "xp.arctan({0})", "Inverse tangent.", "dx = dout / (1 + x^2)")
+              "dx = -dout / sqrt(1 - x^2)", nondifferentiable="|x| >= 1",
+              rounded=True, taylor="nested")
+Atan = _unary("Atan", "xp.arctan({0})", "Inverse tangent.", "dx = dout / (1 + x^2)",
+              ufunc="arctan", rounded=True, taylor="nested")
 Asinh = _unary("Asinh", "xp.arcsinh({0})", "Inverse hyperbolic sine.",
-               "dx = dout / sqrt(x^2 + 1)")
+               "dx = dout / sqrt(x^2 + 1)", rounded=True, taylor="nested")
 Acosh = _unary("Acosh", "xp.arccosh({0})", "Inverse hyperbolic cosine, for x >= 1.",
-               "dx = dout / sqrt(x^2 - 1)", nondifferentiable="x <= 1")
+               "dx = dout / sqrt(x^2 - 1)", nondifferentiable="x <= 1",
+               rounded=True, taylor="nested")
 Atanh = _unary("Atanh", "xp.arctanh({0})", "Inverse hyperbolic tangent, for |x| < 1.",
-               "dx = dout / (1 - x^2)", nondifferentiable="|x| >= 1")
+               "dx = dout / (1 - x^2)", nondifferentiable="|x| >= 1", rounded=True, taylor="nested")
 Sqrt = _unary("Sqrt", "xp.sqrt({0})", "Square root.", "dx = dout / (2 * out)",
-              nondifferentiable="x <= 0")
+              nondifferentiable="x <= 0", ufunc="sqrt", rounded=True)
 Rsqrt = _unary("Rsqrt", "1 / xp.sqrt({0})", "1 / sqrt(x).", "dx = -dout * out^3 / 2",
-               nondifferentiable="x <= 0")
+               nondifferentiable="x <= 0", rounded=True, taylor="nested")
 Reciprocal = _unary("Reciprocal", "1 / {0}", "1 / x.", "dx = -dout * out^2",
-                    nondifferentiable="x = 0")
-Square = _unary("Square", "xp.square({0})", "x * x.", "dx = dout * 2 * x")
+                    nondifferentiable="x = 0", rounded=True, taylor="nested")
+Square = _unary("Square", "xp.square({0})", "x * x.", "dx = dout * 2 * x", ufunc="square")
 Abs = _unary("Abs", "xp.abs({0})", "|x|.", "dx = dout * sign(x)",
-             nondifferentiable="x = 0 (subgradient 0 is used)")
+             nondifferentiable="x = 0 (subgradient 0 is used)", taylor="nested")
 Erf = _unary("Erf", "rt.math_erf({0})",
              "The error function (SciPy's when installed, else math.erf per element).",
-             "dx = dout * 2 / sqrt(pi) * exp(-x^2)")
+             "dx = dout * 2 / sqrt(pi) * exp(-x^2)", rounded=True, taylor="nested")
 Erfc = _unary("Erfc", "rt.math_erfc({0})", "The complementary error function 1 - erf(x).",
-              "dx = -dout * 2 / sqrt(pi) * exp(-x^2)")
+              "dx = -dout * 2 / sqrt(pi) * exp(-x^2)", rounded=True, taylor="nested")
 Sign = _unary("Sign", "xp.sign({0})", "-1, 0 or 1 by the sign of x (no gradient).", _NO_GRAD,
               differentiable=False)
 Floor = _unary("Floor", "xp.floor({0})",
                "Largest integer <= x.  Differentiable with a zero gradient, as in MindSpore.",
-               "dx = 0", nondifferentiable="integer x (jumps; gradient 0 is used)")
+               "dx = 0", nondifferentiable="integer x (jumps; gradient 0 is used)",
+               linearity="linear")
 Ceil = _unary("Ceil", "xp.ceil({0})",
               "Smallest integer >= x.  Differentiable with a zero gradient, as in MindSpore.",
-              "dx = 0", nondifferentiable="integer x (jumps; gradient 0 is used)")
+              "dx = 0", nondifferentiable="integer x (jumps; gradient 0 is used)",
+              linearity="linear")
 Round = _unary("Round", "xp.round({0})",
                "x rounded to the nearest integer (half to even).  Zero gradient, as in "
                "MindSpore.", "dx = 0",
-               nondifferentiable="half-integer x (jumps; gradient 0 is used)")
+               nondifferentiable="half-integer x (jumps; gradient 0 is used)", linearity="linear")
 
 # ---------------------------------------------------------- comparisons, logic
 Equal = _binary("Equal", "==", "x == y (no gradient).", _NO_GRAD, differentiable=False)
@@ -168,6 +196,7 @@ Invert = _unary("Invert", "~{0}", "~x: bitwise not of an integer or boolean arra
 # ------------------------------------------------------------------- products
 class MatMul(Primitive):
     """2-D matrix product, optionally transposing either operand."""
+    linearity = "bilinear"
     formula = "dx = dout @ y.T, dy = x.T @ dout (transposed to match the flags)"
 
     def __init__(self, transpose_a=False, transpose_b=False):
@@ -185,6 +214,7 @@ class MatMulExt(Primitive):
     This is what ``@``, ``np.matmul`` and ``ops.matmul`` stage; its gradient
     undoes the 1-D promotion and sums over broadcast batch dimensions.
     """
+    linearity = "bilinear"
     formula = "dx = unbroadcast(dout @ swap(y)), dy = unbroadcast(swap(x) @ dout)"
 
     def emit(self, x, y):
@@ -197,6 +227,7 @@ class MatMulGradA(Primitive):
     Inputs ``(dout, x, y)``; only ``x``'s shape is read.  With ``MatMulGradB``
     and ``MatMulExt`` it forms a set whose rules use only each other.
     """
+    taylor = "nested"   # a gradient program's op, not classified for Taylor mode
     output_shape_of = 1
     formula = "d_dout = ddx @ y, dy = MatMulGradB(dout, ddx, y)"
     shape_only_inputs = (1,)
@@ -210,6 +241,7 @@ class MatMulGradB(Primitive):
 
     Inputs ``(dout, x, y)``; only ``y``'s shape is read.
     """
+    taylor = "nested"   # as MatMulGradA
     output_shape_of = 2
     formula = "d_dout = x @ ddy, dx = MatMulGradA(dout, x, ddy)"
     shape_only_inputs = (2,)
@@ -225,6 +257,7 @@ def _mT(x, flag):
 
 class BatchMatMul(Primitive):
     """Batched matrix product over the last two axes; batch dims broadcast as in NumPy."""
+    linearity = "bilinear"
     formula = "dx = unbroadcast(dout @ y^T), dy = unbroadcast(x^T @ dout) (flags applied)"
 
     def __init__(self, transpose_a=False, transpose_b=False):
@@ -236,6 +269,7 @@ class BatchMatMul(Primitive):
 
 class Dot(Primitive):
     """``np.dot`` for 1-D and 2-D operands (vector dot, matrix-vector, matrix product)."""
+    linearity = "bilinear"
     formula = "as MatMulExt: dx = dout @ y^T, dy = x^T @ dout (1-D operands promoted)"
 
     def emit(self, x, y):
@@ -244,6 +278,7 @@ class Dot(Primitive):
 
 class Outer(Primitive):
     """``np.outer``: the outer product of the flattened inputs."""
+    linearity = "bilinear"
     formula = "dx = reshape(dout @ ravel(y), x.shape), dy = reshape(ravel(x) @ dout, y.shape)"
 
     def emit(self, x, y):
@@ -264,6 +299,7 @@ def _tensordot_axes(axes):
 
 class Tensordot(Primitive):
     """``np.tensordot(x, y, axes)``: contract the listed axes of x with those of y."""
+    linearity = "bilinear"
     formula = "dx = TensordotGradA(dout, y), dy = TensordotGradB(x, dout)"
 
     def __init__(self, axes=2):
@@ -279,6 +315,7 @@ class TensordotGradA(Primitive):
     A primitive of its own because which axes to contract depends on ranks
     known only at run time; it is bilinear, so its rules are tensordots again.
     """
+    taylor = "nested"   # a gradient program's op, not classified for Taylor mode
     formula = "d_dout = Tensordot(c, b), db = TensordotGradB(c, dout) for cotangent c"
 
     def __init__(self, axes=2):
@@ -290,6 +327,7 @@ class TensordotGradA(Primitive):
 
 class TensordotGradB(Primitive):
     """The gradient of ``tensordot(a, b, axes)`` w.r.t. ``b``, given ``a`` and ``dout``."""
+    taylor = "nested"   # as TensordotGradA
     formula = "da = TensordotGradA(dout, c), d_dout = Tensordot(a, c) for cotangent c"
 
     def __init__(self, axes=2):
@@ -301,6 +339,7 @@ class TensordotGradB(Primitive):
 
 class MatrixInverse(Primitive):
     """Inverse of each square matrix in the last two axes (of its transpose if ``adjoint``)."""
+    taylor = "nested"   # no series rule written
     formula = "dx = -out^T @ dout @ out^T"
     nondifferentiable = "singular x"
 
@@ -313,6 +352,7 @@ class MatrixInverse(Primitive):
 
 class MatrixDeterminant(Primitive):
     """Determinant of each square matrix in the last two axes."""
+    taylor = "nested"   # no series rule written
     formula = "dx = dout * out * inv(x)^T"
     nondifferentiable = "singular x (the formula needs inv(x); the true gradient is adj(x)^T)"
 
@@ -361,6 +401,7 @@ class _Reduce(Primitive):
 
 class ReduceSum(_Reduce):
     """Sum over ``axis`` (an input; ``()`` = all axes), keeping dims if asked."""
+    linearity = "linear"
     _np_name = "sum"
     _rt_name = "math_sum"
     formula = "dx = broadcast(dout)"
@@ -368,6 +409,7 @@ class ReduceSum(_Reduce):
 
 class ReduceMean(_Reduce):
     """Mean over ``axis`` (an input; ``()`` = all axes), keeping dims if asked."""
+    linearity = "linear"
     _np_name = "mean"
     formula = "dx = broadcast(dout) / n"
 
@@ -378,6 +420,7 @@ class ReduceMax(_Reduce):
     The gradient goes to the maximal elements; ties share it evenly (as
     MindSpore and TensorFlow do).
     """
+    linearity = "linear"
     _np_name = "max"
     _rt_name = "math_max"
     formula = "dx = broadcast(dout) * (x == out) / count(x == out)"
@@ -389,6 +432,7 @@ class ReduceMin(_Reduce):
 
     The gradient goes to the minimal elements; ties share it evenly.
     """
+    linearity = "linear"
     _np_name = "min"
     _rt_name = "math_min"
     formula = "dx = broadcast(dout) * (x == out) / count(x == out)"
@@ -402,6 +446,7 @@ class ReduceProd(_Reduce):
     computed without dividing by zero.  (Its own derivative, used for second
     order, treats two or more zeros in one product as giving zero.)
     """
+    taylor = "nested"   # no series rule written
     _np_name = "prod"
     formula = "dx = broadcast(dout) * prod(other elements)  (= out / x without zeros)"
 
@@ -412,6 +457,7 @@ class SumSquares(Primitive):
     One dot product for a float array, as ``np.linalg.norm`` computes it
     (no temporary for the squares, and NumPy's own rounding).
     """
+    taylor = "nested"   # no series rule written
     formula = "dx = dout * 2 * x"
 
     def emit(self, x):
@@ -421,6 +467,7 @@ class SumSquares(Primitive):
 class CumSum(Primitive):
     """Cumulative sum along ``axis`` (an input); ``exclusive`` omits each element itself,
     ``reverse`` sums from the end."""
+    linearity = "linear"
     formula = "dx = CumSum(exclusive, not reverse)(dout, axis)"
 
     def __init__(self, exclusive=False, reverse=False):
@@ -432,6 +479,7 @@ class CumSum(Primitive):
 
 class LogSumExp(Primitive):
     """``log(sum(exp(x)))`` over ``axis`` (an input; ``()`` = all), computed stably."""
+    taylor = "nested"   # no series rule written
     num_inputs = 2
     input_defaults = ((),)
     formula = "dx = broadcast(dout) * exp(x - out)  (dout times the softmax)"
@@ -461,6 +509,7 @@ class ArgMaxWithValue(_ArgWithValue):
     On ties the first index is taken and the value's gradient goes to it alone
     (as in MindSpore).
     """
+    taylor = "nested"   # not classified for Taylor mode
     _kind = "max"
     formula = "dx = one_hot(index, axis) * dvalue"
     nondifferentiable = "ties for the max (the first index gets the gradient)"
@@ -471,6 +520,7 @@ class ArgMinWithValue(_ArgWithValue):
 
     On ties the first index is taken and the value's gradient goes to it alone.
     """
+    taylor = "nested"   # not classified for Taylor mode
     _kind = "min"
     formula = "dx = one_hot(index, axis) * dvalue"
     nondifferentiable = "ties for the min (the first index gets the gradient)"
@@ -505,15 +555,6 @@ class NormShape(Primitive):
 
     def emit(self, x):
         return "rt.math_norm_shape(%s, %r, %s)" % (x, self.kind, constexpr(self.ord))
-
-
-#: elementwise primitives written as this NumPy ufunc (or its Python operator)
-#: that keep a float or complex operand's dtype: codegen may give them an
-#: ``out=`` operand, and loops may run them once over stacked rows
-UFUNC_NAMES = {Add: "add", Sub: "subtract", Mul: "multiply", RealDiv: "true_divide",
-               Neg: "negative", Sin: "sin", Cos: "cos", Tan: "tan", Exp: "exp",
-               Expm1: "expm1", Log: "log", Log1p: "log1p", Tanh: "tanh", Sinh: "sinh",
-               Cosh: "cosh", Sqrt: "sqrt", Square: "square", Atan: "arctan"}
 
 
 __all__ = [_n for _n, _v in list(globals().items())

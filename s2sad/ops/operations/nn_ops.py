@@ -56,6 +56,7 @@ def _check_nchw(data_format, who):
 # ------------------------------------------------------------------ activations
 class ReLU(Primitive):
     """max(x, 0), elementwise."""
+    linearity = "linear"
     elementwise = True
     formula = "dx = dout * (x > 0)"
     nondifferentiable = "x = 0 (subgradient 0 is used)"
@@ -69,6 +70,7 @@ class ReLU(Primitive):
 
 class ReLU6(Primitive):
     """min(max(x, 0), 6), elementwise."""
+    linearity = "linear"
     elementwise = True
     formula = "dx = dout * (0 < x < 6)"
     nondifferentiable = "x = 0 and x = 6 (subgradient 0 is used)"
@@ -82,6 +84,7 @@ class ReLU6(Primitive):
 
 class LeakyReLU(Primitive):
     """x for x > 0, alpha * x otherwise."""
+    linearity = "linear"
     elementwise = True
     formula = "dx = dout * (1 if x > 0 else alpha)"
     nondifferentiable = "x = 0 (the slope alpha is used)"
@@ -95,6 +98,8 @@ class LeakyReLU(Primitive):
 
 class ELU(Primitive):
     """x for x > 0, alpha * (exp(x) - 1) otherwise."""
+    rounded = True
+    taylor = "nested"   # no series rule written
     elementwise = True
     formula = "dx = dout * (1 if x > 0 else out + alpha)"
     nondifferentiable = "x = 0 unless alpha = 1 (the left derivative alpha is used)"
@@ -115,6 +120,8 @@ class GeLU(Primitive):
     MindSpore's primitive is the tanh approximation, hence the default;
     ``ops.gelu`` defaults to the exact erf form.
     """
+    rounded = True
+    taylor = "nested"   # no series rule written
     elementwise = True
     formula = "dx = dout * (Phi(x) + x * phi(x)) (derivative of the tanh form for 'tanh')"
 
@@ -133,6 +140,7 @@ GELU = GeLU
 
 class GeLUGrad(Primitive):
     """dy * gelu'(x): GeLU's input gradient, a primitive so it can be differentiated again."""
+    taylor = "nested"   # a gradient program's op, not classified for Taylor mode
     formula = "d_dy = dout * gelu'(x); dx = dout * dy * gelu''(x)"
 
     def __init__(self, approximate="tanh"):
@@ -144,6 +152,7 @@ class GeLUGrad(Primitive):
 
 class Sigmoid(Primitive):
     """1 / (1 + exp(-x)), without overflow for either sign."""
+    rounded = True
     elementwise = True
     formula = "dx = dout * out * (1 - out)"
 
@@ -156,6 +165,8 @@ class Sigmoid(Primitive):
 
 class Softplus(Primitive):
     """log(1 + exp(x)), without overflow."""
+    rounded = True
+    taylor = "nested"   # no series rule written
     elementwise = True
     formula = "dx = dout * sigmoid(x)"
 
@@ -174,6 +185,7 @@ def _axis_attr(axis):
 
 class Softmax(Primitive):
     """exp(x) / sum(exp(x)) over ``axis`` (an int or a tuple of ints)."""
+    taylor = "nested"   # no series rule written
     formula = "dx = out * (dout - sum(dout * out, axis))"
 
     def __init__(self, axis=-1):
@@ -185,6 +197,7 @@ class Softmax(Primitive):
 
 class LogSoftmax(Primitive):
     """x - log(sum(exp(x))) over ``axis``."""
+    taylor = "nested"   # no series rule written
     formula = "dx = dout - exp(out) * sum(dout, axis)"
 
     def __init__(self, axis=-1):
@@ -204,6 +217,7 @@ class SoftmaxCrossEntropyWithLogits(Primitive):
     is MindSpore's ``dloss * backprop`` when each label row sums to 1 and stays
     exact (also for higher derivatives) when it does not.
     """
+    taylor = "nested"   # no series rule written
     num_outputs = 2
     formula = ("dlogits = dloss * backprop (labels summing to 1) + softmax-vjp(dbackprop); "
                "dlabels = -dloss * log_softmax(logits) - dbackprop")
@@ -222,6 +236,7 @@ class SparseSoftmaxCrossEntropyWithLogits(Primitive):
     logits, ``(softmax(logits) - one_hot(labels)) / N``, as in MindSpore.
     Labels get no gradient.
     """
+    taylor = "nested"   # no series rule written
     formula = "dlogits = dout * (softmax(logits) - one_hot(labels)) / N"
 
     def __init__(self, is_grad=False):
@@ -234,6 +249,7 @@ class SparseSoftmaxCrossEntropyWithLogits(Primitive):
 # ---------------------------------------------------------------- bias, layouts
 class BiasAdd(Primitive):
     """x + bias, the 1-D bias added along the channel axis (1, or last for NHWC)."""
+    linearity = "linear"
     formula = "dx = dout; dbias = sum of dout over every axis but the channel axis"
 
     def __init__(self, data_format="NCHW"):
@@ -311,6 +327,7 @@ class Conv2D(_ConvBase):
     int or (top, bottom, left, right)).  ``out_channel`` and ``kernel_size``
     may be ``None`` to take them from the weight.
     """
+    linearity = "bilinear"
     formula = ("dx = Conv2DBackpropInput(dout, w, shape(x)); "
                "dw = Conv2DBackpropFilter(dout, x, shape(w))")
 
@@ -323,6 +340,7 @@ class Conv2DBackpropInput(_ConvBase):
 
     Linear in dout and in the weight (a transposed convolution).
     """
+    taylor = "nested"   # a gradient program's op, not classified for Taylor mode
     formula = ("d_dout = Conv2D(ddx, w); dw = Conv2DBackpropFilter(dout, ddx, shape(w))")
 
     def __init__(self, out_channel, kernel_size, pad_mode="valid", pad=0, pad_list=None, mode=1,
@@ -342,6 +360,7 @@ class Conv2DBackpropFilter(_ConvBase):
 
     Linear in dout and in x.
     """
+    taylor = "nested"   # a gradient program's op, not classified for Taylor mode
     formula = ("d_dout = Conv2D(x, ddw); dx = Conv2DBackpropInput(dout, ddw, shape(x))")
 
     def __init__(self, out_channel, kernel_size, pad_mode="valid", pad=0, pad_list=None, mode=1,
@@ -403,6 +422,7 @@ class _PoolBase(Primitive):
 
 class MaxPool(_PoolBase):
     """Max over each kernel window of NCHW x; padding never wins."""
+    linearity = "linear"
     formula = "dx = MaxPoolGrad(x, out, dout) (dout routed to each window's maximum)"
     nondifferentiable = "ties inside a window (the first maximum gets the gradient)"
 
@@ -415,6 +435,7 @@ class MaxPool(_PoolBase):
 
 class MaxPoolGrad(_PoolBase):
     """(x, out, dout) -> zeros like x with each window's dout added at its maximum."""
+    taylor = "nested"   # a gradient program's op, not classified for Taylor mode
     formula = "d_dout = MaxPoolGradGrad(x, out, ddx); no gradient to x or out"
     nondifferentiable = "ties inside a window of x (the argmax is locally constant elsewhere)"
 
@@ -427,6 +448,7 @@ class MaxPoolGrad(_PoolBase):
 
 class MaxPoolGradGrad(_PoolBase):
     """(x, out, g) -> g read at the maximum of each window of x: MaxPool's tangent map."""
+    taylor = "nested"   # a gradient program's op, not classified for Taylor mode
     formula = "d_g = MaxPoolGrad(x, out, dout); no gradient to x or out"
     nondifferentiable = "ties inside a window of x"
 
@@ -443,6 +465,7 @@ class AvgPool(_PoolBase):
     Padding does not count towards a window's size (as TensorFlow's and
     MindSpore's 'same') unless ``count_include_pad`` (used by ``ops.avg_pool2d``).
     """
+    linearity = "linear"
     _avg = True
     formula = "dx = AvgPoolGrad(x, out, dout) (dout / window size spread over each window)"
 
@@ -452,6 +475,7 @@ class AvgPool(_PoolBase):
 
 class AvgPoolGrad(_PoolBase):
     """(x, out, dout) -> each window's dout / window size spread over x's shape (linear)."""
+    taylor = "nested"   # a gradient program's op, not classified for Taylor mode
     _avg = True
     formula = "d_dout = AvgPool(ddx); no gradient to x or out"
 
@@ -467,6 +491,7 @@ class Dropout(Primitive):
     generator; ``rt_nn.set_seed`` makes runs reproducible.  The mask output
     carries no gradient.
     """
+    taylor = "nested"   # random: Taylor mode takes no stateful op
     num_outputs = 2
     stateful = True
     formula = "dx = dout * mask / keep_prob"
@@ -489,6 +514,7 @@ class LayerNorm(Primitive):
     broadcast from the right); mean and variance keep the normalised axes as
     size-1 dims, as in MindSpore.  All three outputs carry gradients.
     """
+    taylor = "nested"   # no series rule written
     num_outputs = 3
     formula = ("dx = rstd * (g - mean(g) - xhat * mean(g * xhat)) with g = dy * gamma; "
                "dgamma = sum(dy * xhat); dbeta = sum(dy)")
@@ -514,6 +540,7 @@ class BatchNorm(Primitive):
     variance); with ``is_training=False`` it uses ``mean`` and ``variance``, which
     the other outputs return unchanged.  Every output carries gradients.
     """
+    taylor = "nested"   # no series rule written
     num_outputs = 5
     formula = ("training: dx = rstd * (g - mean(g) - xhat * mean(g * xhat)) with g = dy * scale; "
                "dscale = sum(dy * xhat); dbias = sum(dy)")
