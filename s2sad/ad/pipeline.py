@@ -12,9 +12,8 @@ The options in force are process-wide (``options()`` changes them for a
 changing them invalidates the prepared call paths, so code compiled under
 some options is never run for a call made under others.
 """
-import contextlib
-import dataclasses
-
+from . import options as _options
+from .options import CompileOptions, DEFAULT, current, options, on_change  # noqa: F401
 from ..ir.verify import verify
 from ..ir.passes import dce, cse, same_shape, read_broadcasts_unexpanded
 from ..ir.seed import ones_to_shape, restore_unfolded, seed_each_of_mean, seed_without_reduction
@@ -52,80 +51,12 @@ FINAL = (verify, ones_to_shape, seed_without_reduction,
 IN_AD = ("constant_shifts",)
 
 PASS_NAMES = frozenset(p.__name__ for p in TRACE + SIMPLIFY + OBJECTIVE + FINAL) | set(IN_AD)
-
-
-@dataclasses.dataclass(frozen=True)
-class CompileOptions:
-    """How compiling goes; the defaults are what users get.
-
-    ``taylor``: compile ``GradOperation()`` applied several times to a
-    function in Taylor mode where it applies (``ad/taylor.py``), else
-    differentiate the gradient program again, order by order.
-    ``disabled_passes``: names (``PASS_NAMES``) of passes to skip.
-    ``release``: generated code deletes each temporary after its last read.
-    """
-
-    taylor: bool = True
-    disabled_passes: frozenset = frozenset()
-    release: bool = True
-
-    def __post_init__(self):
-        names = self.disabled_passes
-        if isinstance(names, str) or not all(isinstance(n, str) for n in names):
-            raise TypeError("'disabled_passes' must be a collection of pass names, got %r"
-                            % (names,))
-        unknown = sorted(set(names) - PASS_NAMES)
-        if unknown:
-            raise ValueError("'disabled_passes' names no pass: %s; the passes are %s"
-                             % (", ".join(map(repr, unknown)), ", ".join(sorted(PASS_NAMES))))
-        object.__setattr__(self, "disabled_passes", frozenset(names))
-
-    def runs(self, name):
-        """Whether the pass (or in-AD optimisation) ``name`` is on."""
-        return name not in self.disabled_passes
-
-
-DEFAULT = CompileOptions()
-_current = DEFAULT
-#: called with no arguments whenever the options change (caches drop prepared calls)
-_listeners = []
-
-
-def current():
-    """The options compiles use now."""
-    return _current
-
-
-@contextlib.contextmanager
-def options(**changes):
-    """Compile with ``changes`` to the current options inside the ``with`` block.
-
-    ``with options(taylor=False): ...``; ``with options(disabled_passes={"dce"}): ...``.
-    """
-    saved = _current
-    _set(dataclasses.replace(saved, **changes))
-    try:
-        yield _current
-    finally:
-        _set(saved)
-
-
-def _set(new):
-    global _current
-    _current = new
-    for notify in _listeners:
-        notify()
-
-
-def on_change(fn):
-    """Call ``fn()`` whenever the options change."""
-    _listeners.append(fn)
-    return fn
+_options.PASS_NAMES.update(PASS_NAMES)
 
 
 def run(passes, func):
     """``func`` through each of ``passes`` the current options leave on."""
-    disabled = _current.disabled_passes
+    disabled = current().disabled_passes
     for p in passes:
         if p.__name__ not in disabled:
             func = p(func)

@@ -1,0 +1,80 @@
+"""The options compiles run under (``CompileOptions``), process-wide.
+
+They live apart from the pipeline (``pipeline.py``, which knows every pass)
+so that AD itself can ask whether an optimisation is on without importing the
+passes; the pipeline registers the pass names options may switch off.
+"""
+import contextlib
+import dataclasses
+
+#: every name ``disabled_passes`` may hold (filled in by ``pipeline``)
+PASS_NAMES = set()
+
+
+@dataclasses.dataclass(frozen=True)
+class CompileOptions:
+    """How compiling goes; the defaults are what users get.
+
+    ``taylor``: compile ``GradOperation()`` applied several times to a
+    function in Taylor mode where it applies (``ad/taylor.py``), else
+    differentiate the gradient program again, order by order.
+    ``disabled_passes``: names (``PASS_NAMES``) of passes to skip.
+    ``release``: generated code deletes each temporary after its last read.
+    """
+
+    taylor: bool = True
+    disabled_passes: frozenset = frozenset()
+    release: bool = True
+
+    def __post_init__(self):
+        names = self.disabled_passes
+        if isinstance(names, str) or not all(isinstance(n, str) for n in names):
+            raise TypeError("'disabled_passes' must be a collection of pass names, got %r"
+                            % (names,))
+        unknown = sorted(set(names) - PASS_NAMES)
+        if unknown:
+            raise ValueError("'disabled_passes' names no pass: %s; the passes are %s"
+                             % (", ".join(map(repr, unknown)), ", ".join(sorted(PASS_NAMES))))
+        object.__setattr__(self, "disabled_passes", frozenset(names))
+
+    def runs(self, name):
+        """Whether the pass (or in-AD optimisation) ``name`` is on."""
+        return name not in self.disabled_passes
+
+
+DEFAULT = CompileOptions()
+_current = DEFAULT
+#: called with no arguments whenever the options change (caches drop prepared calls)
+_listeners = []
+
+
+def current():
+    """The options compiles use now."""
+    return _current
+
+
+@contextlib.contextmanager
+def options(**changes):
+    """Compile with ``changes`` to the current options inside the ``with`` block.
+
+    ``with options(taylor=False): ...``; ``with options(disabled_passes={"dce"}): ...``.
+    """
+    saved = _current
+    _set(dataclasses.replace(saved, **changes))
+    try:
+        yield _current
+    finally:
+        _set(saved)
+
+
+def _set(new):
+    global _current
+    _current = new
+    for notify in _listeners:
+        notify()
+
+
+def on_change(fn):
+    """Call ``fn()`` whenever the options change."""
+    _listeners.append(fn)
+    return fn
