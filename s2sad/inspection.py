@@ -17,12 +17,19 @@ def _compiled(grad_fn, args):
     return last
 
 
-def get_source(grad_fn, *args):
+def get_source(grad_fn, *args, standalone=False):
     """The generated adjoint of ``grad_fn`` as Python source.
 
-    Uses the code compiled by the last call, or compiles for ``args``.
+    Uses the code compiled by the last call, or compiles for ``args``.  The
+    function alone by default; ``standalone=True``: a module that can be
+    saved and imported, with the imports and constants the function reads
+    (what ``s2sad dump`` prints).
     """
-    return _compiled(grad_fn, args).source
+    compiled = _compiled(grad_fn, args)
+    if standalone:
+        from .backend.standalone import module_source
+        return module_source(compiled)
+    return compiled.source
 
 
 def get_ir(grad_fn, *args, stage="grad"):
