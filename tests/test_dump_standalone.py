@@ -226,7 +226,7 @@ def test_a_constant_without_a_source_form_is_named_not_guessed(tmp_path):
     compiled = types.SimpleNamespace(source=source, constants=consts, inputs=None,
                                      grad_ir=types.SimpleNamespace(name="f_grad", params=[]))
     text = module_source(compiled)
-    with pytest.raises(ImportError, match=r"_k0 \(a object object, the Cell's self.helper\) "
+    with pytest.raises(ImportError, match=r"_k0 \(an object of type object, the Cell's self.helper\) "
                                           r"cannot be written as source"):
         import_dumped(tmp_path, text)
     assert "# _k1: a float64 array of shape (20001,), larger than" in text

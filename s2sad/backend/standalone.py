@@ -176,4 +176,4 @@ def _importable(value, imports):
 
 
 def _unwritable(value):
-    raise Unwritable("a %s object" % type(value).__name__)
+    raise Unwritable("an object of type %s" % type(value).__name__)
