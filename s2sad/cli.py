@@ -1,8 +1,9 @@
 """Command line interface: ``s2sad dump FILE::NAME`` prints the generated adjoint.
 
 Reading the generated code is the point of a source-to-source differentiator,
-so the CLI makes it available without writing a driver script: as Python
-(highlighted on a terminal, ``--explain`` naming the rule behind each line),
+so the CLI makes it available without writing a driver script: as Python, a
+module that can be saved and imported (highlighted on a terminal,
+``--explain`` naming the rule behind each line and the runtime helpers),
 as the IR's text (``--format ir``) or as a Graphviz graph (``--format dot``).
 Exit codes: 0 success (also when the reader closes the pipe early, as
 ``| head`` does), 1 the program cannot be compiled (or its file fails to import
@@ -48,7 +49,8 @@ def _build_parser():
         "dump",
         help="print the generated gradient (adjoint) source of a Cell or function",
         description="Compile the gradient of a Cell or function and print the generated "
-                    "Python source (or its IR with --ir). Every required positional input "
+                    "Python source as a module that runs on its own (or its IR with --ir). "
+                    "Every required positional input "
                     "is assumed to be a Tensor; no example values are needed. FILE is "
                     "imported, so its top-level code runs (keep script code under "
                     "'if __name__ == \"__main__\":'); whatever it prints while being "
@@ -78,12 +80,14 @@ def _build_parser():
     dump.add_argument("--ir", action="store_true",
                       help="same as --format ir")
     dump.add_argument("--explain", action="store_true",
-                      help="annotate each generated line with the bprop rule that produced it "
-                           "and list where those rules are defined (python and dot formats)")
+                      help="annotate each generated line with the bprop rule that produced it, "
+                           "list where those rules are defined and what each rt.<name> "
+                           "runtime helper the code calls does (python and dot formats)")
     dump.add_argument("--order", type=int, default=1, metavar="N",
-                      help="the N-th derivative: the gradient of the gradient ... (N >= 1); "
-                           "the flags apply to the outermost derivative, the inner ones are "
-                           "GradOperation() of the first input")
+                      help="the N-th derivative: the gradient of the gradient ... (N >= 1), "
+                           "as GradOperation() applied N times compiles it; the flags apply "
+                           "to the outermost derivative, the inner ones are GradOperation() "
+                           "of the first input")
     dump.add_argument("--mode", choices=("reverse", "forward"), default="reverse",
                       help="reverse (default): the gradient program; forward: the forward-mode "
                            "(JVP) program, taking one tangent per input and returning "
@@ -296,8 +300,10 @@ def _display(path):
 
 
 def explained_source(compiled):
-    """The adjoint regenerated with a ``# rule`` comment per line, plus where the rules live."""
+    """The adjoint regenerated with a ``# rule`` comment per line, plus where the rules
+    live and what each ``rt.`` helper it calls does."""
     from .backend.codegen import CodeGen
+    from .backend.explain import legend as helper_legend
     from .ir.nodes import walk_ops
     header_lines = []
     for line in compiled.source.splitlines():
@@ -305,7 +311,9 @@ def explained_source(compiled):
             break
         header_lines.append(line[2:] if line.startswith("# ") else line[1:])
     header = "\n".join(header_lines) or None
-    text = CodeGen().function(compiled.grad_ir, header=header, explain=True)
+    gen = CodeGen()
+    gen.consts = compiled.constants     # so ``_kN`` names what the printed module defines
+    text = gen.readable(gen.function(compiled.grad_ir, header=header, explain=True))
     used = []
     sources = _rule_sources()
     for op in walk_ops(compiled.grad_ir.body):
@@ -316,15 +324,16 @@ def explained_source(compiled):
         code = getattr(bprop, "__code__", None)
         if code is not None:   # a Cell's own bprop method
             sources.setdefault(bprop.__qualname__, [code.co_filename, code.co_firstlineno, []])
+    helpers = helper_legend(text)
     if not used:
-        return text + "# no bprop rule was needed\n"
+        return text + "\n".join(["# no bprop rule was needed"] + helpers) + "\n"
     legend = ["# rules used (the comment at the end of each backward line):"]
     for name in used:
         path, line, prims = sources.get(name, (None, None, []))
         where = "%s:%s" % (_display(path), line) if path else "(not in bprop_getters)"
         what = " for " + ", ".join(prims) if prims else ""
         legend.append("#   %s%s  %s" % (name, what, where))
-    return text + "\n".join(legend) + "\n"
+    return text + "\n".join(legend + helpers) + "\n"
 
 
 # -------------------------------------------------------------------- dot
@@ -483,6 +492,7 @@ def to_dot(compiled, explain=False):
 # ----------------------------------------------------------------- commands
 def _cmd_dump(args, out):
     from .ir import format_func
+    from .backend.standalone import module_source
 
     fmt = args.format
     if args.ir:
@@ -501,7 +511,7 @@ def _cmd_dump(args, out):
     elif fmt == "dot":
         text = to_dot(compiled, explain=args.explain)
     else:
-        text = explained_source(compiled) if args.explain else compiled.source
+        text = module_source(compiled, explained_source(compiled) if args.explain else None)
         if not text.endswith("\n"):
             text += "\n"
         if _use_color(args.color, out):
@@ -524,8 +534,11 @@ def _compile(fn, weights, args):
     n_inputs = _count_inputs(probe, args)
     target = fn
     for _ in range(args.order - 1):
-        target = _as_function(GradOperation()(target))
+        # what ``GradOperation()(GradOperation()(f))`` compiles: Taylor mode when it applies
+        target = GradOperation()(target)
     if args.mode == "forward":
+        if target is not fn:
+            target = _as_function(target)
         py_fn, root = (type(target).construct, target) if probe.root is not None and \
             target is fn else (target, None)
         specs = tuple(("tensor",) for _ in range(n_inputs))

@@ -1,6 +1,7 @@
 """Read what s2sad generated: ``get_source`` and ``get_ir``."""
 from typing import Any, Callable
 
+from .backend.standalone import module_source
 from .highlight import SourceText
 from .ir import format_func
 
@@ -20,13 +21,19 @@ def _compiled(grad_fn, args):
     return last
 
 
-def get_source(grad_fn: Callable[..., Any], *args: Any) -> str:
+def get_source(grad_fn: Callable[..., Any], *args: Any, standalone: bool = False) -> str:
     """The generated adjoint of ``grad_fn`` as Python source.
 
     Uses the code compiled by the last call, or compiles for ``args``.  The
-    result is a ``str`` that notebooks display highlighted.
+    function alone by default; ``standalone=True``: a module that can be
+    saved and imported, with the imports and constants the function reads
+    (what ``s2sad dump`` prints).  The result is a ``str`` that notebooks
+    display highlighted.
     """
-    return SourceText(_compiled(grad_fn, args).source)
+    compiled = _compiled(grad_fn, args)
+    if standalone:
+        return SourceText(module_source(compiled))
+    return SourceText(compiled.source)
 
 
 def get_ir(grad_fn: Callable[..., Any], *args: Any, stage: str = "grad") -> str:

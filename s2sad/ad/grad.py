@@ -4,6 +4,7 @@ frontend (build SSA) -> reverse AD -> passes -> codegen -> compile.  The
 result (``Compiled``) keeps every stage so users can read the IR and source.
 """
 import collections
+import dis
 import functools
 import gc
 import os
@@ -245,6 +246,8 @@ def trace(fn, root, args, specs, weights=(), weight_paths=(), origin=(FN,)):
     after = getattr(fn, "__s2sad_named_after__", None)
     named = after(root) if after is not None else fn     # a wrapper names the user's function
     info = get_source_info(named)
+    if named is not fn:
+        _locate_in(builder.ops, fn, info.loc(info.tree))
     # closures sharing one code object (gradients of gradients) have names of their own
     display = getattr(named, "__qualname__", None) or info.qualname
     qualname = display.replace(".", "_").replace("<", "").replace(">", "")
@@ -253,8 +256,31 @@ def trace(fn, root, args, specs, weights=(), weight_paths=(), origin=(FN,)):
                                                 info.loc(info.tree)))
     return Trace(forward=forward, abstract=abstract, flat_inputs=flat_inputs,
                  weight_vars=weight_vars, builder=builder, info=info, qualname=qualname,
-                 display=display, hints=hints,
-                 result=result)
+                 display=display, hints=hints, result=result,
+                 gradients=getattr(fn, "__s2sad_gradients__", 0))
+
+
+def _locate_in(ops, wrapper, loc):
+    """Move the ops located in ``wrapper``'s own lines to ``loc``, the user's function.
+
+    A wrapper (``s2sad.grad``'s, the gradient function differentiated again)
+    is s2sad's code: what it computes (seeding, summing the gradients) belongs
+    to the function it is named after, so comments and errors point there.
+    """
+    code = getattr(wrapper, "__code__", None)
+    if code is None:
+        return
+    lines = [n for _, n in dis.findlinestarts(code) if n is not None]
+    first, last = code.co_firstlineno, max(lines, default=code.co_firstlineno)
+    for op in walk_ops(ops):
+        at = op.loc
+        if at is not None and at.filename == code.co_filename and first <= at.lineno <= last:
+            op.loc = loc
+
+
+def _gradients_of(what, t):
+    """``what`` ("gradient", ...) of the user's function, through the gradients it wraps."""
+    return what + " of the gradient" * t.gradients
 
 
 def _finish(ir, t, header, **kw):
@@ -272,8 +298,10 @@ def _finish(ir, t, header, **kw):
         source = gen.module(outline(ir), naming.namer, header=title)
     else:
         source = gen.function(ir, header=title)
-    callable_ = compile_source(source, ir.name, gen.consts.namespace(), gen.where)
-    return Compiled(forward=t.forward, grad_ir=ir, source=source, fn=callable_,
+    shown = gen.readable(source)
+    callable_ = compile_source(source, ir.name, gen.consts.namespace(), gen.where, shown=shown)
+    return Compiled(forward=t.forward, grad_ir=ir, source=shown, executed_source=source,
+                    constants=gen.consts, fn=callable_,
                     check=t.builder.guards.compile(), guards=t.builder.guards,
                     inputs=t.builder.inputs, result_structure=t.result, info=t.info,
                     hints=t.hints, display=t.display, **kw)
@@ -345,8 +373,9 @@ def compile_grad(fn, root, args, specs, weights, weight_paths, sens_spec=None,
         sens = _sens_structure(t.result, sens_spec, sens_value, t.info)
     wrt_inputs = select_inputs(t.abstract, inputs)
     ir = reverse(t.forward, wrt_inputs + t.weight_vars, sens=sens,
-                 name=t.qualname + "_grad", return_value=return_value)
-    return _finish(ir, t, "s2sad: gradient", n_flat=len(wrt_inputs), weights=list(weights))
+                 name=t.qualname + "_grad" * (t.gradients + 1), return_value=return_value)
+    return _finish(ir, t, "s2sad: " + _gradients_of("gradient", t), n_flat=len(wrt_inputs),
+                   weights=list(weights))
 
 
 @_without_gc
@@ -379,8 +408,9 @@ def compile_jvp(fn, root, args, specs):
     inputs, then one tangent per input leaf, and returns ``(out, t_out)``.
     """
     t = trace(fn, root, args, specs)
-    ir = forward(t.forward, t.flat_inputs, name=t.qualname + "_jvp")
-    return _finish(ir, t, "s2sad: forward-mode derivative", n_flat=len(t.flat_inputs))
+    ir = forward(t.forward, t.flat_inputs, name=t.qualname + "_grad" * t.gradients + "_jvp")
+    return _finish(ir, t, "s2sad: " + _gradients_of("forward-mode derivative", t),
+                   n_flat=len(t.flat_inputs))
 
 
 def select_inputs(abstract, which):

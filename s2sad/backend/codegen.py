@@ -22,17 +22,23 @@ def _writes_in_place(op):
 
 
 class Constants:
-    """Non-literal constants (arrays, objects) bound as ``_k0, _k1, ...`` globals."""
+    """Non-literal constants (arrays, objects) bound as ``_k0, _k1, ...`` globals.
+
+    ``paths`` keeps, per name, the attribute path of the Cell it was read
+    from, when known, so a printed module can say where it came from.
+    """
 
     def __init__(self):
         self.values = []
+        self.paths = []
         self._ids = {}
 
-    def name(self, value):
+    def name(self, value, path=None):
         key = id(value)
         if key not in self._ids:
             self._ids[key] = "_k%d" % len(self.values)
             self.values.append(value)
+            self.paths.append(path)
         return self._ids[key]
 
     def namespace(self):
@@ -87,6 +93,7 @@ class CodeGen:
         self.consts = Constants()
         self.release = release
         self.where = {}         # text of each location comment -> the user's Loc
+        self.plain = {}         # each line written in place -> the line as the op reads
         self.result_names = {}  # outlined function -> the names of its results inside it
 
     def render(self, a):
@@ -100,7 +107,7 @@ class CodeGen:
                 return _literal(a.value)
             if a.value is UNDEFINED:
                 return "rt.UNDEFINED"
-            return self.consts.name(a.value)
+            return self.consts.name(a.value, a.path)
         raise TypeError("cannot render %r" % (a,))
 
     def render_index(self, index):
@@ -160,6 +167,8 @@ class CodeGen:
         """Rewrite ``lines[at]`` (``op``) to write into an operand that dies there, if free.
 
         ``rt.spare`` decides at run time; otherwise the op's own expression runs.
+        Both give the same values, so the source shown to users keeps the
+        plain line (``readable``) and only the compiled code has this one.
         """
         names = [self.render(a) for a in op.args]
         buf = next((n for a, n in zip(op.args, names) if isinstance(a, Var) and n in dying),
@@ -176,6 +185,18 @@ class CodeGen:
         call = "xp.%s(%s, out=%s)" % (op.prim.ufunc, ", ".join(names), buf)
         lines[at] = "%s%s = %s if rt.spare(%s) else %s%s" % (
             indent, out, call, ", ".join([buf] + others), self.expr(op), text[len(expected):])
+        self.plain[lines[at]] = text
+
+    def readable(self, source):
+        """``source`` with each in-place line back in its plain form (same lines, same values).
+
+        What ``get_source`` and ``s2sad dump`` print, and what tracebacks show:
+        the run-time check choosing between ``xp.multiply(a, b, out=a)`` and
+        ``a * b`` is an allocation detail, not part of the derivative.
+        """
+        if not self.plain:
+            return source
+        return "\n".join(self.plain.get(line, line) for line in source.split("\n"))
 
     def module(self, func, naming, header=None, explain=False):
         """Source of ``func`` after the functions outlined from it (see ``outline``).
@@ -218,7 +239,8 @@ class CodeGen:
                     name = "%s_%d" % (stem, k)
                 self.written[key] = name
                 gen = CodeGen()
-                gen.consts, gen.result_names = self.consts, self.result_names
+                gen.consts, gen.result_names, gen.plain = self.consts, self.result_names, \
+                    self.plain
                 func = op.prim.func
                 for p in func.params:
                     # the callee's parameter name, or the caller's name without its suffix

@@ -9,17 +9,19 @@ from . import runtime
 from .userlines import pointing_at_user_lines
 
 
-def compile_source(source, name, constants, where=None):
+def compile_source(source, name, constants, where=None, shown=None):
     """Exec ``source`` (defining function ``name``) and return that function.
 
     The source is registered with ``linecache`` under a name derived from its
-    hash, so tracebacks and ``pdb`` show the generated lines; with ``where``
+    hash, so tracebacks and ``pdb`` show the generated lines -- those of
+    ``shown``, the printed form of the same lines, when given; with ``where``
     (location comment -> user's ``Loc``, from codegen) an exception raised
     inside it also names the user's file and line.
     """
     digest = hashlib.sha1(source.encode()).hexdigest()[:12]
     filename = "<s2sad %s %s>" % (name, digest)
-    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    lines = (shown or source).splitlines(True)
+    linecache.cache[filename] = (len(shown or source), None, lines, filename)
     # ``random``: the module of Python's own random draws a user's function makes
     namespace = {"xp": np, "rt": runtime, "random": random, "__name__": "s2sad_generated"}
     namespace.update(constants)

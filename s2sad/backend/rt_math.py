@@ -82,6 +82,8 @@ def _ufunc_reduction(ufunc, name):
     def reduction(x, axis=None, keepdims=False):
         return reduce(x, axis, None, None, keepdims)
     reduction.__name__ = reduction.__qualname__ = "math_" + name
+    reduction.__doc__ = "``np.%s(x, axis, keepdims=keepdims)``, called as ``np.%s.reduce``." \
+        % (name, ufunc.__name__)
     return reduction
 
 

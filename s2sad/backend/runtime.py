@@ -227,6 +227,7 @@ def reduced_count(x, axis):
 
 @constexpr
 def inverse_permutation(perm):
+    """The permutation undoing ``perm`` (a transpose's adjoint transposes by it)."""
     inv = [0] * len(perm)
     for i, p in enumerate(perm):
         inv[p] = i

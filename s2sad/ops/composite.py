@@ -324,7 +324,8 @@ def _as_function(grad_fn):
     """A gradient function as a plain function, so it can be differentiated again.
 
     It keeps the differentiated function's parameter names and is named
-    ``grad_<name>``, which is what generated code and headers show.
+    ``grad_<name>``; generated code and headers name the user's function
+    instead (``__s2sad_named_after__``), counting the gradients in between.
     """
     def gradient_of(*args):
         return grad_fn(*args)
@@ -335,6 +336,12 @@ def _as_function(grad_fn):
     gradient_of.__s2sad_params__ = params
     inner = getattr(grad_fn.fn, "__qualname__", "f").replace("<locals>.", "")
     gradient_of.__qualname__ = gradient_of.__name__ = "grad_" + inner.replace(".", "_")
+    # generated code is named after, and located in, the user's function, not this wrapper
+    gradient_of.__s2sad_gradients__ = getattr(grad_fn.fn, "__s2sad_gradients__", 0) + 1
+    below = getattr(grad_fn.fn, "__s2sad_named_after__", None)
+    gradient_of.__s2sad_named_after__ = lambda root: (
+        below(grad_fn.root) if below is not None
+        else grad_fn.fn if inspect.isfunction(grad_fn.fn) else gradient_of)
     return gradient_of
 
 
