@@ -279,7 +279,11 @@ def _locate_in(ops, wrapper, loc):
 
 
 def _gradients_of(what, t):
-    """``what`` ("gradient", ...) of the user's function, through the gradients it wraps."""
+    """``what`` ("gradient", ...) of the user's function, through the gradients it wraps:
+    "gradient of the gradient" at order 2, "order-3 gradient" from there on (as
+    Taylor mode's header says) rather than a chain of "of the gradient"."""
+    if t.gradients >= 2 and what == "gradient":
+        return "order-%d gradient" % (t.gradients + 1)
     return what + " of the gradient" * t.gradients
 
 
