@@ -304,21 +304,6 @@ def test_block_extraction():
         python_blocks("<!-- no-test -->\n```python\nx\n```\n")
 
 
-
-
-def test_block_extraction():
-    text = ("intro\n\n```python\nx = 1\n```\n\n<!-- no-test: needs a GPU -->\n```python\n"
-            "boom()\n```\n\n```sh\nls\n```\n\n```python\ny = x + 1\n```\n"
-            "- a list item:\n\n  ```python\n  z = y\n  ```\n")
-    blocks = python_blocks(text)
-    assert [(src, reason) for _, src, reason in blocks] == [
-        ("x = 1\n", None), ("boom()\n", "needs a GPU"), ("y = x + 1\n", None),
-        ("z = y\n", None)]
-    assert blocks[0][0] == 4
-    with pytest.raises(AssertionError, match="must say why"):
-        python_blocks("<!-- no-test -->\n```python\nx\n```\n")
-
-
 def test_output_blocks_attach_to_the_block_before():
     text = ("```python\nprint(1)\n```\n\nprints:\n\n```text output\n1\n```\n"
             "```python\nx = 2\n```\n```python output\ndef f(x):\n```\n")
