@@ -30,7 +30,7 @@ def assert_comments_quote(text, path):
 
 
 @pytest.mark.parametrize("order, words", [(2, "gradient of the gradient"),
-                                          (3, "order-3 gradient")])
+                                          (3, "gradient of the gradient of the gradient")])
 def test_higher_orders_of_a_cell_name_it_and_its_lines(capsys, order, words):
     text = dump(capsys, SAMPLE + "::Net", "--order", str(order))
     assert text.startswith("# s2sad: %s of Net.construct (%s)\n" % (words, SAMPLE)), text[:200]

@@ -279,11 +279,10 @@ def _locate_in(ops, wrapper, loc):
 
 
 def _gradients_of(what, t):
-    """``what`` ("gradient", ...) of the user's function, through the gradients it wraps:
-    "gradient of the gradient" at order 2, "order-3 gradient" from there on (as
-    Taylor mode's header says) rather than a chain of "of the gradient"."""
-    if t.gradients >= 2 and what == "gradient":
-        return "order-%d gradient" % (t.gradients + 1)
+    """``what`` ("gradient", ...) of the user's function, through the gradients it wraps.
+
+    Spelled out at every order: "order-N gradient" is Taylor mode's header, and
+    the header tells the two ways of compiling a chain apart."""
     return what + " of the gradient" * t.gradients
 
 
