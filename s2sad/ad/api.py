@@ -366,9 +366,15 @@ def _weights_key(weights):
 class _SelectedGrad(GradFunction):
     """A GradFunction on a packed function; eagerly checks the selected inputs first.
 
-    The frontend inlines it like any GradFunction; only eager calls run the
-    check, which names the position of an input that cannot get a gradient.
+    The frontend inlines it like any GradFunction; the check names the
+    position of an input that cannot get a gradient (staged calls ask
+    ``check_position`` the same question while compiling).
     """
+
+    @staticmethod
+    def check_position(p, value):
+        """A selected position called with a constant ``value`` raises (as eagerly)."""
+        _constant_position(p, value)
 
     def __init__(self, packed, weights, grad_op, positions, user_names=None, single=False):
         GradFunction.__init__(self, packed, weights, grad_op)

@@ -824,9 +824,9 @@ class Builder(ControlFlow, Closures, Aliasing):
         if not isinstance(func, Const):
             raise CompileError("calling a runtime value is not supported", loc)
         f = func.value
-        from ..ops.composite import GradFunction
-        if isinstance(f, GradFunction):     # never evaluated now: it reads Parameters
-            return self.call_grad(f, args, kwargs, loc, func.path)
+        stage = getattr(type(f), "__s2sad_stage__", None)
+        if stage is not None:   # a gradient function: staged by AD, never evaluated now
+            return stage(f, self, args, kwargs, loc, func.path)
         if isinstance(f, Primitive):
             if kwargs:
                 raise CompileError("primitive %s takes positional inputs only" % f.name, loc)
@@ -924,86 +924,6 @@ class Builder(ControlFlow, Closures, Aliasing):
                            regions=[Region((), body, tuple(leaves(result)))]))
         return prim.nest(outs)
 
-    def call_grad(self, gf, args, kwargs, loc, gf_path=None):
-        """Inline the adjoint program of ``gf`` applied to ``args`` (higher order).
-
-        The callee is traced into its own op list with fresh parameters (bound
-        to the arguments by ``Copy``), differentiated by reverse mode, and the
-        resulting forward-and-backward ops are spliced in here, where the
-        outer derivative sees primitives only.  ``gf_path`` is where ``gf`` was
-        read from: what its function captured is guarded through it.
-        """
-        from ..ad.reverse import reverse
-        from ..ad import pipeline
-        if kwargs:
-            raise CompileError("gradient functions take positional arguments only", loc)
-        args = list(args)
-        sens = None
-        if gf.grad_op.sens_param:
-            if not args:
-                raise CompileError("this gradient function expects a sens argument", loc)
-            sens = args.pop()
-        names = [n for n, p in inspect.signature(gf.fn).parameters.items()
-                 if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-        names = names[1 if gf.root is not None else 0:]
-        inner = []
-        for i, a in enumerate(args):
-            hint = names[i] if i < len(names) else None
-
-            def copy(v, hint=hint):
-                v = self.runtime_leaf(v)
-                if not isinstance(v, Var):
-                    return v
-                c = self.emit(C.Copy(), [v], loc)
-                c.hint = hint if hint is not None else v.hint    # through *args: the caller's name
-                return c
-            inner.append(map_structure(copy, a))
-        path = resolve.path_in(self.root, gf.root) if gf.root is not None else None
-        saved = self.ops
-        self.ops = []
-        try:
-            self_value = Const(gf.root, path) if gf.root is not None else None
-            if gf.root is not None and getattr(type(gf.root), "bprop", None) is not None:
-                # as at first order: the Cell's own bprop replaces differentiating construct
-                result = self.call_custom_bprop(gf.root, path, inner, {}, loc)
-            else:
-                result = self.call_function(gf.fn, inner, loc=loc, self_value=self_value,
-                                            outline=False, path=_step(gf_path, "fn"))
-            body = self.ops
-        finally:
-            self.ops = saved
-        which = gf._which_inputs()
-        groups = [[v for v in leaves(a) if isinstance(v, Var)] for a in inner]
-        self.check_selected(gf, inner, loc)
-        if which == "all":
-            wrt_in = [v for g in groups for v in g]
-        elif which == "first":
-            if groups and not groups[0] and any(groups):     # as the eager call refuses
-                kind = type(const_value(inner[0])).__name__ if is_const(inner[0]) else "constant"
-                raise CompileError(gf.constant_first_message(kind), self.loc_override or loc)
-            wrt_in = groups[0] if groups else []
-        else:
-            wrt_in = []
-        weights = [self.inputs.var_for(w, resolve.path_in(self.root, w)) for w in gf._weights]
-        fwd = Func("inner", [], body, result, loc)
-        grad = pipeline.run(pipeline.SIMPLIFY, reverse(fwd, wrt_in + weights, sens=sens))
-        self.ops.extend(grad.body)
-        grads = list(grad.result)
-        it = iter(grads[:len(wrt_in)])
-        per_arg = []
-        for a, g in zip(inner, groups):
-            if which == "none" or not g or (which == "first" and per_arg):
-                continue
-            per_arg.append(map_structure(lambda v: next(it) if isinstance(v, Var) else v, a))
-        wg = tuple(grads[len(wrt_in):])
-        op = gf.grad_op
-        if op.get_by_list:
-            wres = wg[0] if gf._weights_kind == "single" else wg
-            return (tuple(per_arg), wres) if op.get_all else wres
-        if op.get_all:
-            return tuple(per_arg)
-        return per_arg[0] if per_arg else ()
-
     def called_at_run_time(self, func):
         """Whether calling the abstract callee ``func`` is staged as a Python call."""
         if isinstance(func, tuple):
@@ -1066,19 +986,6 @@ class Builder(ControlFlow, Closures, Aliasing):
                 and v.value.dtype.kind in "biufc":
             return self.inputs.var_for(v.value, v.path)
         return v
-
-    def check_selected(self, gf, inner, loc):
-        """``s2sad.grad``'s selected positions must be runtime values, as in eager calls."""
-        from ..ad.api import _SelectedGrad, _constant_position
-        if not isinstance(gf, _SelectedGrad) or not inner:
-            return
-        for p, a in zip(gf.positions, inner[0]):
-            if not any(isinstance(v, Var) for v in leaves(a)):
-                try:
-                    _constant_position(p, const_value(a) if is_const(a) else a)
-                except TypeError as e:
-                    # through s2sad.grad's wrapper: the user's call, not the wrapper's line
-                    raise CompileError(str(e), self.loc_override or loc)
 
     def evaluate(self, f, args, kwargs, loc):
         """Call ``f`` now, on the values of known arguments."""

@@ -10,6 +10,7 @@ import numpy as np
 from .. import tracebacks
 from ..compat import signature
 from ..ad import grad as G
+from ..ad.nested import stage_gradient
 from ..errors import S2SADError
 from ..tensor import Tensor, Weights, _wrap as _tensor_of
 from ..frontend import resolve
@@ -348,6 +349,10 @@ def _as_function(grad_fn):
 
 class GradFunction:
     """The callable ``GradOperation(...)(fn)`` returns; compiles on first call."""
+
+    def __s2sad_stage__(self, builder, args, kwargs, loc, path):
+        """Called inside differentiated code: the frontend stages it (higher order)."""
+        return stage_gradient(builder, self, args, kwargs, loc, path)
 
     def __init__(self, fn, weights, grad_op):
         from ..nn.cell import Cell

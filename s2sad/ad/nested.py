@@ -1,0 +1,112 @@
+"""Gradient functions called inside differentiated code (higher order, by nesting).
+
+When the frontend meets a call of a ``GradFunction`` while building a
+program, it asks the function to stage itself (``__s2sad_stage__``), which
+lands here: the callee is traced with the same builder, differentiated by
+reverse mode and simplified, and its forward-and-backward ops are spliced
+into the program being built.  This sits above the frontend and AD, so the
+frontend never imports AD or the user API.
+"""
+import inspect
+
+from ..errors import CompileError
+from ..ir.nodes import Var, Const, Func, leaves, map_structure
+from ..ir import control as C
+from ..frontend import resolve
+from ..frontend.build import _step
+from ..frontend.values import is_const, const_value
+from . import pipeline
+from .reverse import reverse
+
+
+def stage_gradient(b, gf, args, kwargs, loc, gf_path=None):
+    """Inline the adjoint program of ``gf`` applied to ``args`` (higher order).
+
+    The callee is traced into its own op list with fresh parameters (bound
+    to the arguments by ``Copy``), differentiated by reverse mode, and the
+    resulting forward-and-backward ops are spliced into the builder ``b``,
+    where the outer derivative sees primitives only.  ``gf_path`` is where ``gf`` was
+    read from: what its function captured is guarded through it.
+    """
+    if kwargs:
+        raise CompileError("gradient functions take positional arguments only", loc)
+    args = list(args)
+    sens = None
+    if gf.grad_op.sens_param:
+        if not args:
+            raise CompileError("this gradient function expects a sens argument", loc)
+        sens = args.pop()
+    names = [n for n, p in inspect.signature(gf.fn).parameters.items()
+             if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    names = names[1 if gf.root is not None else 0:]
+    inner = []
+    for i, a in enumerate(args):
+        hint = names[i] if i < len(names) else None
+
+        def copy(v, hint=hint):
+            v = b.runtime_leaf(v)
+            if not isinstance(v, Var):
+                return v
+            c = b.emit(C.Copy(), [v], loc)
+            c.hint = hint if hint is not None else v.hint    # through *args: the caller's name
+            return c
+        inner.append(map_structure(copy, a))
+    path = resolve.path_in(b.root, gf.root) if gf.root is not None else None
+    saved = b.ops
+    b.ops = []
+    try:
+        self_value = Const(gf.root, path) if gf.root is not None else None
+        if gf.root is not None and getattr(type(gf.root), "bprop", None) is not None:
+            # as at first order: the Cell's own bprop replaces differentiating construct
+            result = b.call_custom_bprop(gf.root, path, inner, {}, loc)
+        else:
+            result = b.call_function(gf.fn, inner, loc=loc, self_value=self_value,
+                                        outline=False, path=_step(gf_path, "fn"))
+        body = b.ops
+    finally:
+        b.ops = saved
+    which = gf._which_inputs()
+    groups = [[v for v in leaves(a) if isinstance(v, Var)] for a in inner]
+    _check_selected(b, gf, inner, loc)
+    if which == "all":
+        wrt_in = [v for g in groups for v in g]
+    elif which == "first":
+        if groups and not groups[0] and any(groups):     # as the eager call refuses
+            kind = type(const_value(inner[0])).__name__ if is_const(inner[0]) else "constant"
+            raise CompileError(gf.constant_first_message(kind), b.loc_override or loc)
+        wrt_in = groups[0] if groups else []
+    else:
+        wrt_in = []
+    weights = [b.inputs.var_for(w, resolve.path_in(b.root, w)) for w in gf._weights]
+    fwd = Func("inner", [], body, result, loc)
+    grad = pipeline.run(pipeline.SIMPLIFY, reverse(fwd, wrt_in + weights, sens=sens))
+    b.ops.extend(grad.body)
+    grads = list(grad.result)
+    it = iter(grads[:len(wrt_in)])
+    per_arg = []
+    for a, g in zip(inner, groups):
+        if which == "none" or not g or (which == "first" and per_arg):
+            continue
+        per_arg.append(map_structure(lambda v: next(it) if isinstance(v, Var) else v, a))
+    wg = tuple(grads[len(wrt_in):])
+    op = gf.grad_op
+    if op.get_by_list:
+        wres = wg[0] if gf._weights_kind == "single" else wg
+        return (tuple(per_arg), wres) if op.get_all else wres
+    if op.get_all:
+        return tuple(per_arg)
+    return per_arg[0] if per_arg else ()
+
+
+def _check_selected(b, gf, inner, loc):
+    """``s2sad.grad``'s selected positions must be runtime values, as in eager calls."""
+    positions = getattr(gf, "positions", None)
+    if positions is None or not inner:
+        return
+    for p, a in zip(positions, inner[0]):
+        if not any(isinstance(v, Var) for v in leaves(a)):
+            try:
+                gf.check_position(p, const_value(a) if is_const(a) else a)
+            except TypeError as e:
+                # through s2sad.grad's wrapper: the user's call, not the wrapper's line
+                raise CompileError(str(e), b.loc_override or loc)
