@@ -1,9 +1,9 @@
 """The package's import structure: layers import only downward, no cycles.
 
 ``tools/layers.py`` reads every import of ``s2sad`` (those inside functions
-included) and checks them against its ``LAYERS`` table.  Its ``EXCEPTIONS``
-are the imports that break the order today; the list may only shrink, so a
-new upward import or cycle fails here with the file and line that made it.
+included) and checks them against its ``LAYERS`` table; its ``EXCEPTIONS``
+list is empty, so a new upward import or cycle fails here with the file and
+line that made it.
 """
 import importlib.util
 import os

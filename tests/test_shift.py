@@ -1,4 +1,4 @@
-"""A softmax's stabilising max carries no gradient (``s2sad/ir/shift.py``).
+"""A softmax's stabilising max carries no gradient (``s2sad/ad/shift.py``).
 
 Each gradient is checked against central differences in float64; where the
 max is stopped, also against the gradient through the max (the pass turned

@@ -47,7 +47,7 @@ FINAL = (verify, ones_to_shape, seed_without_reduction,
 
 #: optimisations made while differentiating rather than by a pass: reverse
 #: mode skipping the adjoint of a value only shifted by a constant
-#: (``ir.shift.constant_shifts``)
+#: (``ad.shift.constant_shifts``)
 IN_AD = ("constant_shifts",)
 
 PASS_NAMES = frozenset(p.__name__ for p in TRACE + SIMPLIFY + OBJECTIVE + FINAL) | set(IN_AD)

@@ -28,7 +28,7 @@ from ..errors import CompileError, NoGradientRuleError, RuleError
 from ..ir.nodes import (Var, Const, Op, Func, Region, AdjointOf, defined_ids, leaves,
                         tag_frame, walk_ops)
 from ..ir import control as C
-from ..ir.shift import constant_shifts
+from .shift import constant_shifts
 from ..ops._grad import bprop_getters
 from ..ops.operations import math_ops as M
 from ..ops.operations import array_ops as A

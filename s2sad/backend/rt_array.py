@@ -17,6 +17,7 @@ __all__ = [
     "array_pad_width", "array_pad", "array_pad_crop", "array_one_hot", "array_setitem",
     "array_setitem_value_grad",
     "array_repeat_grad", "array_fail", "array_flat_padding", "array_split_sections",
+    "accumulate_at",
 ]
 
 
@@ -397,3 +398,33 @@ def array_split_sections(shape, split_size, axis):
     if n % split_size:
         sizes.append(n % split_size)
     return tuple(sizes)
+
+
+def _basic_index(index):
+    """An index that names each position at most once (no integer/bool arrays)."""
+    parts = index if isinstance(index, tuple) else (index,)
+    return all(p is None or p is Ellipsis or isinstance(p, (int, np.integer, slice))
+               for p in parts)
+
+
+_FLOAT = np.dtype(np.float64)
+
+
+def accumulate_at(acc, index, d):
+    """``acc[index] += d`` in place (``acc`` is an accumulator no one else holds).
+
+    The accumulator of an integer or bool input's gradient (zeros like the
+    input) is widened to ``d``'s dtype first: its exactness is checked when it
+    is returned, never cut here.
+    """
+    kind = getattr(acc, "dtype", _FLOAT).kind
+    if kind in "biu" and np.result_type(acc, d) != acc.dtype:
+        acc = acc.astype(np.result_type(acc, d))
+    if index is Ellipsis:
+        acc += d            # a third of the cost of acc[...] += d on small arrays
+        return acc
+    if type(index) is int or _basic_index(index):
+        acc[index] += d
+    else:
+        np.add.at(acc, index, d)
+    return acc

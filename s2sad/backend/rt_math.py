@@ -10,6 +10,8 @@ import operator
 
 import numpy as np
 
+from .rt_array import accumulate_at
+
 try:  # optional: faster and more accurate than the per-element fallback
     from scipy import special as _special
 except ImportError:  # pragma: no cover - depends on the environment
@@ -390,7 +392,6 @@ class MatMulGradSum:
 
     def add(self, index, d):
         """A contribution that is not a matmul gradient: added now."""
-        from .runtime import accumulate_at
         accumulate_at(self.acc, index, d)
 
     def add_grad_a(self, d, x, y):

@@ -244,13 +244,6 @@ def check_sens(sens, out, path="output"):
     return sens
 
 
-def _basic_index(index):
-    """An index that names each position at most once (no integer/bool arrays)."""
-    parts = index if isinstance(index, tuple) else (index,)
-    return all(p is None or p is Ellipsis or isinstance(p, (int, np.integer, slice))
-               for p in parts)
-
-
 def getitem_grad(dout, x, index):
     """Zeros like ``x`` with ``dout`` scattered (added) at ``index``."""
     out = np.zeros(shape_of(x), dtype=np.result_type(dout))
@@ -259,29 +252,6 @@ def getitem_grad(dout, x, index):
     else:
         np.add.at(out, index, dout)
     return out
-
-
-_FLOAT = np.dtype(np.float64)
-
-
-def accumulate_at(acc, index, d):
-    """``acc[index] += d`` in place (``acc`` is an accumulator no one else holds).
-
-    The accumulator of an integer or bool input's gradient (zeros like the
-    input) is widened to ``d``'s dtype first: its exactness is checked when it
-    is returned, never cut here.
-    """
-    kind = getattr(acc, "dtype", _FLOAT).kind
-    if kind in "biu" and np.result_type(acc, d) != acc.dtype:
-        acc = acc.astype(np.result_type(acc, d))
-    if index is Ellipsis:
-        acc += d            # a third of the cost of acc[...] += d on small arrays
-        return acc
-    if type(index) is int or _basic_index(index):
-        acc[index] += d
-    else:
-        np.add.at(acc, index, d)
-    return acc
 
 
 def spare(buf, *others):
@@ -339,6 +309,7 @@ _UNIQUE = _references_when_unique()
 
 
 # each primitive family keeps its own helpers; generated code sees them all as rt.<name>
+from .rt_array import _basic_index  # noqa: E402
 from .rt_math import *  # noqa: E402,F401,F403
 from .rt_array import *  # noqa: E402,F401,F403
 from .rt_nn import *  # noqa: E402,F401,F403

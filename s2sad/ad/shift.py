@@ -29,12 +29,12 @@ are shift-invariant too.
 """
 import heapq
 
-from .nodes import Const, Var, leaves
+from ..ir.nodes import Const, Var, leaves
+from ..ops.operations import math_ops as M
 
 
 def constant_shifts(body, result):
     """Ids of the max/min values ``result`` depends on only through shift-invariant code."""
-    from ..ops.operations import math_ops as M
     found = set()
     blocks = [(body, result)]
     while blocks:
@@ -80,7 +80,6 @@ def _invariant(ops, k, readers, escaping):
     The readers of classified values are visited in program order, so each
     is classified after all of its operands; only they are visited.
     """
-    from ..ops.operations import math_ops as M
     op = ops[k]
     x, m = op.args[0], op.outs[0]
     full = _axes(op.args[1], True) == "all"
@@ -114,7 +113,6 @@ def _invariant(ops, k, readers, escaping):
 
 def _made(r, ks, axes, full):
     """What ``r`` makes of operands of kinds ``ks``: "S", "P", None (free of m) or False (not invariant)."""
-    from ..ops.operations import math_ops as M
     p = r.prim
     if isinstance(p, M.Exp) and ks == ["S"]:
         return "P"
