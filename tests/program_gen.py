@@ -1650,7 +1650,7 @@ class Outcome:
 def documented_error(exc):
     """Whether ``exc`` is one of the errors s2sad documents for users."""
     from s2sad.errors import S2SADError
-    from s2sad.backend.runtime import UndefinedVariableError
+    from s2sad.runtime import UndefinedVariableError
     return isinstance(exc, (S2SADError, UndefinedVariableError))
 
 

@@ -15,8 +15,9 @@ import s2sad
 import s2sad.ad.grad as G
 from s2sad.ad import pipeline
 from s2sad import ops
-from s2sad.backend import rt_rows, runtime
-from s2sad.backend.rt_rows import Rows, stack_rows
+from s2sad.runtime import rt_rows
+from s2sad import runtime
+from s2sad.runtime.rt_rows import Rows, stack_rows
 
 from gradcheck import numeric_grad
 from test_random_programs import load_source

@@ -443,7 +443,7 @@ def test_explain_locates_a_cells_own_bprop(tmp_path, capsys):
 def _run_dumped(source, *args):
     """Execute a dumped program and call the function it defines."""
     import numpy as np
-    from s2sad.backend import runtime
+    from s2sad import runtime
     ns = {"xp": np, "rt": runtime}
     exec(compile(source, "<dumped>", "exec"), ns)
     fn = [v for k, v in ns.items() if callable(v) and k not in ("xp", "rt")][-1]

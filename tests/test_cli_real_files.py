@@ -34,7 +34,7 @@ def write(tmp_path, name, text):
 
 def run_dumped(source, *args):
     """Execute a dumped program and call the function it defines."""
-    from s2sad.backend import runtime
+    from s2sad import runtime
     ns = {"xp": np, "rt": runtime}
     exec(compile(source, "<dumped>", "exec"), ns)
     fn = [v for k, v in ns.items() if callable(v) and k not in ("xp", "rt")][-1]

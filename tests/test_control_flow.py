@@ -20,7 +20,7 @@ import pytest
 
 import s2sad
 from s2sad import nn, ops, Tensor, Parameter, ParameterTuple
-from s2sad.backend.runtime import UndefinedVariableError
+from s2sad.runtime import UndefinedVariableError
 
 from gradcheck import check_vjp, numeric_grad, weighted_sum
 

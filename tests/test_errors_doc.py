@@ -13,7 +13,7 @@ import sys
 import pytest
 
 import s2sad.errors
-from s2sad.backend.runtime import UndefinedVariableError
+from s2sad.runtime import UndefinedVariableError
 from s2sad import ops
 from s2sad.frontend import parse
 from s2sad.frontend.control import NeedsConstant

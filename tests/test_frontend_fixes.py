@@ -15,7 +15,7 @@ import pytest
 import s2sad
 from s2sad import nn, ops, Tensor, Parameter
 from s2sad.errors import CompileError
-from s2sad.backend.runtime import UndefinedVariableError
+from s2sad.runtime import UndefinedVariableError
 
 from gradcheck import numeric_grad
 

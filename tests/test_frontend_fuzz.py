@@ -36,7 +36,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from s2sad import ops
-from s2sad.backend.runtime import UndefinedVariableError
+from s2sad.runtime import UndefinedVariableError
 from s2sad.errors import CompileError, RuleError
 
 import program_gen as pg

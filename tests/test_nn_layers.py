@@ -10,7 +10,7 @@ import pytest
 
 import s2sad
 from s2sad import nn, ops, Tensor, ParameterTuple
-from s2sad.backend import rt_nn
+from s2sad.runtime import rt_nn
 from s2sad.common import initializer as init
 
 from gradcheck import numeric_grad, random_like_output, weighted_sum

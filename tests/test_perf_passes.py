@@ -14,7 +14,7 @@ import s2sad
 from s2sad import ops
 from s2sad.ad import grad as G
 from s2sad.ad import pipeline
-from s2sad.backend import runtime as rt
+from s2sad import runtime as rt
 
 from gradcheck import numeric_grad
 from program_gen import generate, load, target_of, clear_caches
@@ -861,7 +861,7 @@ def _terms(rng, kind, x_shape, y_shape, n, dtype):
 ])
 @pytest.mark.parametrize("batch", [None, 40])
 def test_matmul_grad_sum_is_the_sum_of_the_gradients(monkeypatch, kind, x_shape, y_shape, batch):
-    from s2sad.backend import rt_math
+    from s2sad.runtime import rt_math
     if batch is not None:               # flush every few terms, not only at the end
         monkeypatch.setattr(rt_math, "_BATCH", batch)
     rng = np.random.default_rng(13)
@@ -887,7 +887,7 @@ def test_matmul_grad_sum_is_the_sum_of_the_gradients(monkeypatch, kind, x_shape,
 
 @pytest.mark.parametrize("ta, tb", [(False, False), (True, False), (False, True), (True, True)])
 def test_matmul_grad_sum_of_matmul_products(monkeypatch, ta, tb):
-    from s2sad.backend import rt_math
+    from s2sad.runtime import rt_math
     monkeypatch.setattr(rt_math, "_BATCH", 100)         # a flush every few terms
     rng = np.random.default_rng(15)
     s = rt.math_matmul_grad_sum(np.zeros((3, 4)))
@@ -902,7 +902,7 @@ def test_matmul_grad_sum_of_matmul_products(monkeypatch, ta, tb):
 
 
 def test_matmul_grad_sum_adds_large_terms_at_once(monkeypatch):
-    from s2sad.backend import rt_math
+    from s2sad.runtime import rt_math
     monkeypatch.setattr(rt_math, "_BATCH", 256)
     rng = np.random.default_rng(14)
     s = rt.math_matmul_grad_sum(np.zeros((6, 5)))
@@ -920,7 +920,7 @@ def test_matmul_grad_sum_adds_large_terms_at_once(monkeypatch):
 def test_matmul_grad_sum_of_strided_and_mixed_rows(monkeypatch):
     """Rows that are column views (no contiguous bytes to join), and 1-D terms mixed
     with 2-D ones and with another dtype, each against the per-term gradients."""
-    from s2sad.backend import rt_math
+    from s2sad.runtime import rt_math
     monkeypatch.setattr(rt_math, "_BATCH", 200)         # several flushes
     rng = np.random.default_rng(16)
     s = rt.math_matmul_grad_sum(np.zeros((3, 4)))

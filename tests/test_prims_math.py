@@ -12,7 +12,7 @@ import pytest
 
 import s2sad
 from s2sad import ops
-from s2sad.backend import rt_math
+from s2sad.runtime import rt_math
 from s2sad.ops import operations as P
 from s2sad.ops._grad import bprop_getters, jvp_getters
 from s2sad.ops.composite import GradOperation
@@ -517,7 +517,7 @@ class _Marked(np.ndarray):
 def test_matmul_gradients_equal_matmul_bit_for_bit(dtype):
     # rank-1 and rank-2 gradients call np.dot (no matmul dispatch): the same
     # values and dtype as the matmul formulas, which the rules wrote before
-    from s2sad.backend import runtime as rt
+    from s2sad import runtime as rt
     rng = np.random.default_rng(27)
 
     def arr(shape):

@@ -13,7 +13,7 @@ import pytest
 
 import s2sad
 from s2sad import ops
-from s2sad.backend import rt_nn
+from s2sad.runtime import rt_nn
 from s2sad.ops import operations as P
 from s2sad.ops.operations import nn_ops
 from s2sad.ops._grad import bprop_getters, jvp_getters

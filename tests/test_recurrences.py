@@ -11,7 +11,7 @@ import pytest
 
 import s2sad
 from s2sad import ops
-from s2sad.backend.rt_math import math_scale_repeated
+from s2sad.runtime.rt_math import math_scale_repeated
 
 from gradcheck import numeric_grad
 from test_call_overhead import d2l

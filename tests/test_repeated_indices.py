@@ -180,7 +180,7 @@ def test_runtime_index_array(idx):
 
 
 def test_distinct_indices_keep_every_write():
-    from s2sad.backend.rt_array import array_setitem_value_grad
+    from s2sad.runtime.rt_array import array_setitem_value_grad
     d = np.arange(5.0)
     assert array_setitem_value_grad(d, np.array([4, 1])).tolist() == [4.0, 1.0]
     assert array_setitem_value_grad(d, [1, 4, 1]).tolist() == [0.0, 4.0, 1.0]

@@ -32,7 +32,7 @@ import pytest
 
 import s2sad
 from s2sad import dtype as mstype
-from s2sad.backend import rt_nn
+from s2sad.runtime import rt_nn
 from s2sad.ops import GradOperation
 from s2sad.ops import operations as P
 from s2sad.ops.primitive import Primitive

@@ -29,9 +29,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LAYERS = (
     ("base", ("s2sad.errors", "s2sad.dtype", "s2sad.tracebacks", "s2sad.compat",
               "s2sad.highlight")),
-    ("runtime", ("s2sad.backend.runtime", "s2sad.backend.rt_array", "s2sad.backend.rt_math",
-                 "s2sad.backend.rt_nn", "s2sad.backend.rt_rows", "s2sad.backend.userlines",
-                 "s2sad.common.seed")),
+    ("runtime", ("s2sad.runtime", "s2sad.common.seed")),
     ("data", ("s2sad.tensor", "s2sad.common.initializer")),
     ("ir", ("s2sad.ir.nodes", "s2sad.ir.printer", "s2sad.ir.verify", "s2sad.ir.control",
             "s2sad.ir.stacks", "s2sad.ir")),

@@ -29,7 +29,7 @@ from . import grad as G
 from .. import tracebacks
 from ..compat import signature
 from ..errors import S2SADError
-from ..backend.runtime import constexpr
+from ..runtime import constexpr
 from ..nn.cell import Cell
 from ..tensor import Weights
 from ..ops.composite import (GradOperation, GradFunction, UnfitInput, _PackedFastPath,

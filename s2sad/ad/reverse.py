@@ -32,7 +32,7 @@ from .shift import constant_shifts
 from ..ops._grad import bprop_getters
 from ..ops.operations import math_ops as M
 from ..ops.operations import array_ops as A
-from ..backend.runtime import UNDEFINED
+from ..runtime import UNDEFINED
 from .inline import inline_rule, rule_name
 from .options import current as current_options
 

@@ -12,7 +12,7 @@ from ..ir.liveness import peak_in_place, releases, schedule
 from ..ir.nodes import Var, Const, leaves, use_counts
 from ..ops.operations import array_ops as A
 from .namer import Namer
-from .runtime import UNDEFINED
+from ..runtime import UNDEFINED
 
 _LITERAL_TYPES = (bool, int, float, str, type(None))
 

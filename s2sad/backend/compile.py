@@ -5,8 +5,8 @@ import random
 
 import numpy as np
 
-from . import runtime
-from .userlines import pointing_at_user_lines
+from .. import runtime
+from ..runtime.userlines import pointing_at_user_lines
 
 
 def compile_source(source, name, constants, where=None, shown=None):

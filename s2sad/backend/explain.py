@@ -7,7 +7,7 @@ one.
 """
 import re
 
-from . import runtime
+from .. import runtime
 
 _RT_NAME = re.compile(r"\brt\.([A-Za-z_]\w*)")
 
@@ -23,7 +23,8 @@ def public_helpers():
         if name.startswith("_"):
             continue
         owner = value if isinstance(value, type) or callable(value) else type(value)
-        if str(getattr(owner, "__module__", "")).startswith(runtime.__package__ + "."):
+        module = str(getattr(owner, "__module__", ""))
+        if module == runtime.__name__ or module.startswith(runtime.__name__ + "."):
             names.append(name)
     return sorted(names)
 
@@ -55,7 +56,7 @@ def legend(source):
     names = helpers_in(source)
     if not names:
         return []
-    lines = ["# runtime helpers used (s2sad/backend/runtime.py and rt_*.py):"]
+    lines = ["# runtime helpers used (s2sad/runtime/):"]
     for name in names:
         lines.append("#   rt.%s: %s" % (name, describe(name) or "(not described)"))
     return lines

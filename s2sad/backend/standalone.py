@@ -18,7 +18,7 @@ import numpy as np
 MAX_ELEMENTS = 10000
 
 _IMPORTS = (("xp", "import numpy as xp"),
-            ("rt", "from s2sad.backend import runtime as rt"),
+            ("rt", "from s2sad import runtime as rt"),
             ("random", "import random"))
 
 

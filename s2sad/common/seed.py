@@ -2,7 +2,7 @@
 
 ``set_seed(seed)`` reseeds two independent streams derived from ``seed``: one
 the initializers draw from (``s2sad.common.initializer``), one Dropout draws its
-masks from (``s2sad.backend.rt_nn``).  Without a seed both are seeded from the
+masks from (``s2sad.runtime.rt_nn``).  Without a seed both are seeded from the
 operating system, so runs differ.
 """
 import numpy as np
@@ -26,7 +26,7 @@ def set_seed(seed):
     if seed < 0:
         raise ValueError("The argument 'seed' must be greater than or equal to 0, but got %d"
                          % seed)
-    from ..backend import rt_nn
+    from ..runtime import rt_nn
     init_seq, dropout_seq = np.random.SeedSequence(int(seed)).spawn(2)
     _seed = int(seed)
     _generator = np.random.default_rng(init_seq)

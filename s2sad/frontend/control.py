@@ -23,7 +23,7 @@ import gast
 from ..errors import CompileError
 from ..ir.nodes import Var, Const, Op, Region, leaves, map_structure
 from ..ir import control as C
-from ..backend.runtime import UNDEFINED
+from ..runtime import UNDEFINED
 from ..ops.operations import array_ops as A
 from .values import ListVal, freeze
 

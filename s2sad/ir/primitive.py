@@ -8,7 +8,7 @@ disagree.  Its reverse rule lives in ``ops/_grad`` next to its family.
 """
 import numpy as np
 
-from ..backend import runtime
+from .. import runtime
 from ..tensor import Tensor
 
 

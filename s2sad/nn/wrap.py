@@ -9,7 +9,7 @@ the optimizer, and returns the loss.
 import numpy as np
 
 from .. import ops
-from ..backend import rt_nn
+from ..runtime import rt_nn
 from ..tensor import Tensor
 from .cell import Cell
 

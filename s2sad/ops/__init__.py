@@ -6,7 +6,7 @@ from .functional import *  # noqa: F401,F403
 from . import functional
 from ._grad import bprop_getters, jvp_getters
 from .composite import GradOperation
-from ..backend.runtime import constexpr
+from ..runtime import constexpr
 
 # MindSpore's module aliases: ``mindspore.ops.operations as P`` etc.
 P = operations

@@ -7,8 +7,8 @@ Stack) gets a tuple of gradients; the small helpers below walk such tuples
 with loops the frontend unrolls while compiling.
 """
 from ..operations import array_ops as A
-from ...backend.runtime import inverse_permutation
-from ...backend.rt_array import array_slice_index, array_strided_slice_index, \
+from ...runtime import inverse_permutation
+from ...runtime.rt_array import array_slice_index, array_strided_slice_index, \
     array_is_float_dtype
 from .grad_base import bprop_getters, jvp_getters
 from .grad_math_ops import binop_grad_common

@@ -13,9 +13,9 @@ import numpy as np
 from ..operations import array_ops as A
 from ..operations import math_ops as M
 from ... import dtype as mstype
-from ...backend.rt_array import array_axis_index, array_fail, array_flat_padding, \
+from ...runtime.rt_array import array_axis_index, array_fail, array_flat_padding, \
     array_split_sections
-from ...backend.runtime import constexpr
+from ...runtime import constexpr
 
 _reshape = A.Reshape()
 _transpose = A.Transpose()

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..operations import math_ops as M
 from ..operations import array_ops as A
-from ...backend.runtime import constexpr
+from ...runtime import constexpr
 
 _add = M.Add()
 _sub = M.Sub()

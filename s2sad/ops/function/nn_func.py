@@ -4,7 +4,7 @@ MindSpore 2.x names and signatures.  Forms whose primitive depends on their
 arguments get it from ``_nn_prim``, which is evaluated while compiling and
 caches instances so eager calls do not rebuild a primitive every time.
 """
-from ...backend.runtime import constexpr
+from ...runtime import constexpr
 from ..operations import nn_ops as N
 
 _relu = N.ReLU()

@@ -487,8 +487,8 @@ class AvgPoolGrad(_PoolBase):
 class Dropout(Primitive):
     """(x * mask / keep_prob, mask) with a random Bernoulli(keep_prob) mask.
 
-    The mask (same shape and dtype as x) comes from ``s2sad.backend.rt_nn``'s
-    generator; ``rt_nn.set_seed`` makes runs reproducible.  The mask output
+    The mask (same shape and dtype as x) comes from ``s2sad.runtime.rt_nn``'s
+    generator; ``s2sad.runtime.rt_nn.set_seed`` makes runs reproducible.  The mask output
     carries no gradient.
     """
     taylor = "nested"   # random: Taylor mode takes no stateful op
