@@ -9,11 +9,9 @@ from .dtype import (float16, float32, float64, int8, int16, int32, int64, uint8,
 from .tensor import Tensor, Parameter, ParameterTuple
 from . import ops, nn
 from .ad.grad import mutable, clear_caches, RecompileWarning
-from .ad.api import grad, value_and_grad, vjp, jvp, jacfwd, jacrev, hessian
-from .ad.jacobian import Jacobian, Hessian
-from .ad.check import check_grads, GradCheckError
+from .api import (grad, value_and_grad, vjp, jvp, jacfwd, jacrev, hessian, Jacobian, Hessian,
+                  check_grads, GradCheckError, get_source, get_ir)
 from .errors import S2SADError, CompileError, UnsupportedSyntaxError, NoGradientRuleError
-from .inspection import get_source, get_ir
 from .common import set_seed, get_seed
 
 __version__ = "0.1.0"

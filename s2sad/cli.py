@@ -523,7 +523,7 @@ def _cmd_dump(args, out):
 def _compile(fn, weights, args):
     """The Compiled program ``dump`` prints: reverse or forward mode, of any order."""
     from .ops import GradOperation
-    from .ops.composite import GradFunction, _as_function
+    from .api.gradfunction import GradFunction, as_function
     from .ad import grad as G
     if args.order < 1:
         raise UsageError("--order must be 1 or more, got %d" % args.order)
@@ -538,7 +538,7 @@ def _compile(fn, weights, args):
         target = GradOperation()(target)
     if args.mode == "forward":
         if target is not fn:
-            target = _as_function(target)
+            target = as_function(target)
         py_fn, root = (type(target).construct, target) if probe.root is not None and \
             target is fn else (target, None)
         specs = tuple(("tensor",) for _ in range(n_inputs))

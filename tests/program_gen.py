@@ -1443,10 +1443,10 @@ def target_of(program, module):
 def clear_caches():
     """Drop compiled code, so memory stays bounded across thousands of programs."""
     from s2sad.ad import grad as G
-    from s2sad.ad import api
+    from s2sad.api import vjp_jvp
     from s2sad.frontend import parse
     G.cache.clear()
-    api._jvp_cache.clear()
+    vjp_jvp._jvp_cache.clear()
     parse._cache.clear()
 
 

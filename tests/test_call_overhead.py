@@ -220,7 +220,7 @@ def three(x, k, y):
 
 def _selected(grad_fn):
     """The GradFunction behind an ``s2sad.grad`` function (its closure holds it)."""
-    from s2sad.ad.api import _SelectedGrad
+    from s2sad.api.functional import _SelectedGrad
     return next(c.cell_contents for c in grad_fn.__closure__
                 if isinstance(c.cell_contents, _SelectedGrad))
 

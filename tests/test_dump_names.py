@@ -34,7 +34,7 @@ def assert_comments_quote(text, path):
 def test_higher_orders_of_a_cell_name_it_and_its_lines(capsys, order, words):
     text = dump(capsys, SAMPLE + "::Net", "--order", str(order))
     assert text.startswith("# s2sad: %s of Net.construct (%s)\n" % (words, SAMPLE)), text[:200]
-    assert "composite.py" not in text and "grad_fn" not in text and "gradient_of" not in text
+    assert "gradfunction.py" not in text and "grad_fn" not in text and "gradient_of" not in text
     assert "def Net_construct%s(x):" % ("_grad" * order) in text
     assert_comments_quote(text, os.path.join(ROOT, SAMPLE))
     # seeding and summing the gradient belong to the function as a whole
@@ -66,7 +66,7 @@ def test_get_source_of_a_gradient_of_a_gradient_names_the_user(tmp_path):
     src = s2sad.get_source(gg)
     assert src.startswith("# s2sad: gradient of the gradient of Net.construct (")
     assert_comments_quote(src, os.path.join(ROOT, SAMPLE))
-    assert "composite.py" not in src
+    assert "gradfunction.py" not in src
 
 
 # ------------------------------------------------------------ in place

@@ -10,7 +10,7 @@ import pytest
 import s2sad
 from s2sad import ops, nn, Tensor, Parameter, ParameterTuple
 from s2sad.ops import GradOperation
-from s2sad.ad.api import jvp_by_double_vjp
+from s2sad.api.vjp_jvp import jvp_by_double_vjp
 
 
 # --------------------------------------------------------------- functions

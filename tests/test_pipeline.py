@@ -82,7 +82,7 @@ def test_taylor_option_is_part_of_the_key():
 
 def test_forward_mode_cache_holds_the_options():
     G.cache.clear()
-    compiled = s2sad.ad.api._jvp_compiled
+    compiled = s2sad.api.vjp_jvp.jvp_compiled
     first, _, _ = compiled(two_sums, (X,))
     with pipeline.options(release=False):
         other, _, _ = compiled(two_sums, (X,))

@@ -14,7 +14,7 @@ import pytest
 import s2sad
 from s2sad import ops
 from s2sad.errors import CompileError
-from s2sad.inspection import get_source
+from s2sad.api.inspection import get_source
 
 from gradcheck import numeric_grad
 

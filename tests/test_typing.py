@@ -17,8 +17,8 @@ import pytest
 
 import s2sad
 from s2sad import Parameter, Tensor, ops
-from s2sad.ad import api
-from s2sad.ad.check import check_grads
+from s2sad import api
+from s2sad.api.check import check_grads
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

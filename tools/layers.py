@@ -43,8 +43,7 @@ LAYERS = (
              "s2sad.ir.seed")),
     ("backend", ("s2sad.backend",)),
     ("driver", ("s2sad.ad.grad", "s2sad.ad.pipeline", "s2sad.ad.nested")),
-    ("api", ("s2sad.ops.composite", "s2sad.ad.api", "s2sad.ad.check", "s2sad.ad.jacobian",
-             "s2sad.inspection", "s2sad.ops")),
+    ("api", ("s2sad.api", "s2sad.ops")),
     ("nn", ("s2sad.nn",)),
     ("top", ("s2sad", "s2sad.common", "s2sad.cli", "s2sad.__main__")),
 )

@@ -12,13 +12,16 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from ..tensor import Tensor
+from .gradoperation import GradOperation
+from .vjp_jvp import jvp
+
 
 class GradCheckError(AssertionError):
     """Two ways of computing a derivative disagree."""
 
 
 def _to64(a):
-    from ..tensor import Tensor
     if isinstance(a, Tensor):
         return Tensor(np.asarray(a._data, np.float64))
     if isinstance(a, (np.ndarray, np.generic)):
@@ -46,7 +49,6 @@ def _dot(a, b):
 
 
 def _like(a, arr):
-    from ..tensor import Tensor
     return Tensor(arr) if isinstance(a, Tensor) else arr
 
 
@@ -68,7 +70,6 @@ def _first_derivative(fn, u, w):
     The returned function calls a gradient function, which s2sad inlines when it
     differentiates it, so checking it at first order checks ``fn`` at second.
     """
-    from ..ops.composite import GradOperation
     grad_fn = GradOperation(get_all=True, sens_param=True)(fn)
 
     def directional_gradient(*xs):
@@ -90,8 +91,6 @@ def check_grads(fn: Callable[..., Any], args: Sequence[Any], order: int = 1,
     random directional gradient (reverse over reverse, forward over reverse).
     Returns the largest relative mismatch.
     """
-    from ..ops.composite import GradOperation
-    from .api import jvp
     if order not in (1, 2):
         raise ValueError("check_grads supports order=1 or order=2")
     rng = np.random.default_rng(seed)

@@ -1,302 +1,29 @@
-"""GradOperation with MindSpore's semantics, on top of the compiled adjoints."""
+"""``GradFunction``: the callable ``GradOperation(...)(fn)`` returns.
+
+On its first call with given argument kinds it traces and compiles the
+adjoint (through the driver's cache) and afterwards runs the compiled
+entry; inside code being differentiated it is staged as a nested gradient
+instead (higher order).  Its cache key is the function's code and the
+functions its closure holds (``fn_key``).
+"""
 from __future__ import annotations
 
 import inspect
-import warnings
-from typing import Any, Callable
-
-import numpy as np
 
 from .. import tracebacks
 from ..compat import signature
 from ..ad import grad as G
 from ..ad.nested import stage_gradient
 from ..errors import S2SADError
-from ..tensor import Tensor, Weights, _wrap as _tensor_of
 from ..frontend import resolve
 from ..frontend.guards import FN, Same
+from .fastpath import FastPath
+from .inputs import (UnfitInput, check_grad_shape, describe_input, name_input, refuse_complex,
+                     regroup, warn_constants, wrap_like)
+from .weights import weight_paths, weights_list
 
 
-def _check_bool(name, value):
-    if not isinstance(value, bool):
-        raise TypeError("For 'GradOperation', the '%s' should be bool, but got %s"
-                        % (name, type(value).__name__))
-
-
-class GradOperation:
-    """Builds gradient functions: ``GradOperation(get_all, get_by_list, sens_param)(net)``.
-
-    - default: the gradient of the first input, as a bare Tensor (``()`` if none);
-    - ``get_all``: a tuple with the gradient of every input;
-    - ``get_by_list``: gradients of ``weights`` mirroring them (tuple/list -> tuple,
-      one Parameter -> bare Tensor); with ``get_all`` too: ``(inputs, weights)``;
-    - ``sens_param``: the last argument is the sens, mirroring the output; by
-      default every output leaf gets a sens of ones.
-    """
-
-    def __init__(self, get_all: bool = False, get_by_list: bool = False,
-                 sens_param: bool = False) -> None:
-        _check_bool("get_all", get_all)
-        _check_bool("get_by_list", get_by_list)
-        _check_bool("sens_param", sens_param)
-        self.get_all = get_all
-        self.get_by_list = get_by_list
-        self.sens_param = sens_param
-
-    def __call__(self, fn: Callable[..., Any], weights: Weights = None) -> GradFunction:
-        if self.get_by_list and weights is None:
-            raise TypeError("For 'GradOperation', 'weights' must be given when 'get_by_list' "
-                            "is True: call grad_op(net, weights)")
-        return GradFunction(fn, weights if self.get_by_list else None, self)
-
-    def __repr__(self):
-        return "GradOperation(get_all=%s, get_by_list=%s, sens_param=%s)" % (
-            self.get_all, self.get_by_list, self.sens_param)
-
-
-def _weights_list(weights):
-    """The Parameters to differentiate and how to shape their gradients."""
-    from ..tensor import Parameter
-    if weights is None:
-        return [], "empty"
-    if isinstance(weights, Parameter):
-        return [weights], "single"
-    if isinstance(weights, (tuple, list)):
-        for w in weights:
-            if not isinstance(w, Parameter):
-                raise TypeError("For 'GradOperation', every item of 'weights' must be a "
-                                "Parameter, but got %s" % type(w).__name__)
-        return list(weights), "tuple"
-    raise TypeError("For 'GradOperation', 'weights' must be a Parameter, a ParameterTuple "
-                    "or a list of Parameters, but got %s" % type(weights).__name__)
-
-
-def _weight_paths(root, weights):
-    """Attribute paths of ``weights`` inside ``root`` (``None`` when not found)."""
-    if root is None:
-        return [None] * len(weights)
-    found = {}
-    for name, p in root.parameters_and_names():
-        found.setdefault(id(p), _path_of(root, name, p))
-    return [found.get(id(w)) for w in weights]
-
-
-def _path_of(root, dotted, param):
-    path = tuple(int(s) if s.isdigit() else s for s in dotted.split("."))
-    try:
-        if resolve.read_path(root, path) is param:
-            return path
-    except (AttributeError, IndexError, KeyError, TypeError):
-        pass
-    # registered under a name that is not its attribute path: search attributes
-    return _search(root, param, (), set())
-
-
-def _search(obj, param, path, seen):
-    from ..nn.cell import Cell
-    if id(obj) in seen:
-        return None
-    seen.add(id(obj))
-    for name, value in vars(obj).items():
-        if value is param:
-            return path + (name,)
-        if isinstance(value, Cell):
-            hit = _search(value, param, path + (name,), seen)
-            if hit:
-                return hit
-    return None
-
-
-def _wrap_like(grad, like):
-    """Give a gradient the type and dtype of the input it belongs to.
-
-    A cast that would change a value (a fractional gradient of an integer
-    input, a complex input) raises ``UnfitInput`` instead.
-    """
-    if isinstance(like, Tensor):
-        return _tensor_of(_cast_exact(grad, like._data.dtype, like))
-    if isinstance(like, np.ndarray):
-        return _cast_exact(grad, like.dtype, like)
-    if isinstance(like, np.generic):
-        return type(like)(_cast_exact(grad, like.dtype, like))
-    if isinstance(like, G.Mutable):
-        inner = like.value
-        if isinstance(inner, (tuple, list)):
-            return grad
-        if isinstance(inner, (Tensor, np.ndarray, np.generic)):
-            return _wrap_like(grad, inner)
-        if isinstance(inner, (bool, int, float, complex)):
-            return type(inner)(_cast_exact(grad, np.dtype(type(inner)), inner))
-    return grad
-
-
-class UnfitInput(TypeError):
-    """An input whose gradient s2sad cannot return exactly in its own dtype.
-
-    Raised where a gradient meets its input, which knows the value but not
-    the argument; the public call that received ``like`` re-raises it as a
-    ``TypeError`` naming the argument (``name_input``).
-    """
-
-    def __init__(self, like, problem):
-        super().__init__(problem % "an input")
-        self.like = like
-        self.problem = problem
-
-
-_COMPLEX = ("%s is complex (%s): s2sad does not differentiate complex values yet; "
-            "pass the real and imaginary parts as two real inputs")
-
-
-def _cast_exact(grad, dtype, like):
-    """``grad`` as ``dtype``, unless the cast would change a value.
-
-    A float gradient of an integer or bool input is kept when every element
-    survives the cast unchanged (``x * y`` on integers: exact integers);
-    otherwise returning it in the input's dtype would truncate it silently.
-    """
-    g = np.asarray(grad)
-    if dtype.kind == "c" or g.dtype.kind == "c":
-        raise UnfitInput(like, _COMPLEX % ("%s", dtype if dtype.kind == "c" else g.dtype))
-    if g.dtype == dtype:
-        return g
-    out = g.astype(dtype)
-    if dtype.kind in "iub" and not np.array_equal(out, g):
-        raise UnfitInput(like, _truncation_message(g, dtype))
-    return out
-
-
-def _truncation_message(g, dtype):
-    bad = g[np.asarray(g.astype(dtype) != g)] if g.ndim else g
-    example = np.ravel(bad)[0] if np.size(bad) else g
-    return ("the gradient of %%s is not exact in its dtype %s (it has the value %r, which "
-            "%s would change): s2sad will not truncate a gradient. Pass that input as "
-            "floating point (for example x.astype(np.float64)) to get its gradient"
-            % (dtype, float(example), dtype))
-
-
-def refuse_complex(values, in_mutable=False):
-    """Raise ``UnfitInput`` if a runtime leaf of ``values`` is complex.
-
-    Checked on the general path of each call (compiled code does not depend
-    on dtypes); a Python ``complex`` is a constant unless wrapped in ``mutable``.
-    """
-    for v in values:
-        data = getattr(v, "_data", v)
-        if isinstance(data, G.Mutable):
-            refuse_complex([data.value], True)
-        elif isinstance(data, (tuple, list)):
-            refuse_complex(data, in_mutable)
-        elif isinstance(data, (np.ndarray, np.generic)) and data.dtype.kind == "c" \
-                or in_mutable and isinstance(data, complex):
-            raise UnfitInput(v, _COMPLEX % ("%s", np.asarray(data).dtype))
-
-
-def name_input(err, args, names=None, positions=None, sens=None, noun="the input"):
-    """``err`` (an ``UnfitInput``) as a TypeError naming the argument ``err.like`` is in.
-
-    ``positions[i]`` is the user's position of ``args[i]`` (default ``i``) and
-    ``names`` the parameter names by position; ``sens`` the sens argument;
-    ``noun`` what the arguments are (``the tangent`` for ``jvp``'s).
-    """
-    from ..tensor import Parameter
-    if isinstance(err.like, Parameter):
-        what = "Parameter '%s'" % err.like.name
-    else:
-        what = "an input"
-        for i, a in enumerate(args):
-            if _contains(a, err.like):
-                what = describe_input(positions[i] if positions is not None else i, names,
-                                      noun)
-                break
-    if sens is not None and _contains(sens, err.like):
-        what = "the sens (the last argument)"
-    return TypeError(err.problem % what)
-
-
-def describe_input(position, names, noun="the input"):
-    """``the input at position 1 ('y')`` (the name when known)."""
-    name = names[position] if names is not None and position < len(names) else None
-    return "%s at position %d%s" % (noun, position, " ('%s')" % name if name else "")
-
-
-def warn_constants(gf, specs, positions, names):
-    """Warn once per gradient function and argument structure that every gradient asked
-    for is of a constant, so an empty result is not mistaken for one."""
-    warned = gf.__dict__.setdefault("_warned_constant_specs", set())
-    if specs in warned:
-        return
-    warned.add(specs)
-    which = ", ".join(describe_input(p, names) for p in positions)
-    warnings.warn(
-        "every gradient asked for is of a constant (s2sad treats Python numbers, and "
-        "tuples or lists without arrays, as constants): %s; the result is (). Pass "
-        "Tensors or arrays, or wrap a Python number in s2sad.mutable(...), to get "
-        "gradients" % which, UserWarning, stacklevel=tracebacks.user_frame(2)[1])
-
-
-def _contains(value, item):
-    if value is item:
-        return True
-    if isinstance(value, G.Mutable):
-        return _contains(value.value, item)
-    if isinstance(value, (tuple, list)):
-        return any(_contains(v, item) for v in value)
-    return False
-
-
-def _check_grad_shape(grad, like, what):
-    like = getattr(like, "_data", like)
-    # arrays' own attribute first: np.shape costs a dispatch on every gradient of every call
-    shape = like.shape if type(like) is np.ndarray else np.shape(like)
-    if (grad.shape if type(grad) is np.ndarray else np.shape(grad)) != shape:
-        raise AssertionError(
-            "internal error: the gradient of %s has shape %s but the input has shape %s; "
-            "please report this with the program that triggered it"
-            % (what, list(np.shape(grad)), list(shape)))
-    return grad
-
-
-def _regroup(values, specs, flat_grads, which="all"):
-    """Rebuild per-argument gradient structures from the flat list.
-
-    ``which`` matches the compile: ``"first"`` regroups only the first
-    argument with runtime leaves, ``"none"`` nothing.
-    """
-    if which == "none":
-        return ()
-    it = iter(flat_grads)
-    out = []
-    for v, s in zip(values, specs):
-        if G.has_runtime_leaves(s):
-            out.append(_build(it, v, s))
-            if which == "first":
-                break
-    return tuple(out)
-
-
-def _build(it, value, spec):
-    # a module-level function, not a closure: a recursive closure is a reference
-    # cycle, which would keep the gradients alive until the next collection
-    kind = spec[0]
-    if kind in ("tensor", "array", "npscalar"):
-        g = next(it)
-        if type(g) is np.ndarray and type(value) is np.ndarray and g.shape == value.shape \
-                and g.dtype == value.dtype:
-            return g            # the common case, without the general checks' calls
-        _check_grad_shape(g, value, "an input")
-        return _wrap_like(g, value)
-    if kind == "mutable":
-        inner = value.value
-        if isinstance(inner, (tuple, list)):
-            return tuple(_wrap_like(next(it), v) for v in inner)
-        return _wrap_like(next(it), value)
-    if kind in ("tuple", "list"):
-        return tuple(_build(it, v, s) for v, s in zip(value, spec[1:]))
-    return None
-
-
-def _fn_key(fn, depth=0):
+def fn_key(fn, depth=0):
     """What the cache files a function's entries under: its code, and its closure's functions.
 
     Closures made anew (a loss function per training step) share their code,
@@ -305,7 +32,7 @@ def _fn_key(fn, depth=0):
     ``s2sad.grad``'s wrapper of one function is filed apart from another's.
     """
     if isinstance(fn, GradFunction):
-        return ("grad", fn._fn_key)
+        return ("grad", fn.fn_key)
     code = getattr(fn, "__code__", None)
     if code is None or depth > 4:
         return fn
@@ -317,11 +44,11 @@ def _fn_key(fn, depth=0):
         except ValueError:
             continue
         if isinstance(value, GradFunction) or callable(value) and hasattr(value, "__code__"):
-            inner.append(_fn_key(value, depth + 1))
+            inner.append(fn_key(value, depth + 1))
     return (code, tuple(inner)) if inner else code
 
 
-def _as_function(grad_fn):
+def as_function(grad_fn):
     """A gradient function as a plain function, so it can be differentiated again.
 
     It keeps the differentiated function's parameter names and is named
@@ -346,7 +73,6 @@ def _as_function(grad_fn):
     return gradient_of
 
 
-
 class GradFunction:
     """The callable ``GradOperation(...)(fn)`` returns; compiles on first call."""
 
@@ -359,9 +85,9 @@ class GradFunction:
         self.target = fn
         self.grad_op = grad_op
         self.weights = weights
-        self._weights, self._weights_kind = _weights_list(weights)
+        self._weights, self._weights_kind = weights_list(weights)
         if isinstance(fn, GradFunction):
-            fn = _as_function(fn)
+            fn = as_function(fn)
         if isinstance(fn, Cell):
             self.root = fn
             self.fn = type(fn).construct
@@ -390,7 +116,7 @@ class GradFunction:
         self._found = set()         # weights found in the Cell on some call
         self._fast = None
         self._order = self._nested_order()
-        self._fn_key = _fn_key(self.fn)
+        self.fn_key = fn_key(self.fn)
 
     def _nested_order(self):
         """n when this is ``GradOperation()`` applied n >= 2 times to a plain function.
@@ -453,7 +179,7 @@ class GradFunction:
             sens_spec = G.arg_spec(sens) if self.grad_op.sens_param else None
         paths = self._paths()
         which = self._which_inputs()
-        key = (self._fn_key, type(self.root) if self.root is not None else None, specs,
+        key = (self.fn_key, type(self.root) if self.root is not None else None, specs,
                sens_spec, which, paths,
                tuple(id(w) for w, p in zip(self._weights, paths) if p is None),
                self._order is not None and G.current_options().taylor)
@@ -496,7 +222,7 @@ class GradFunction:
                     return paths
             except (AttributeError, IndexError, KeyError, TypeError):
                 pass
-        paths = tuple(_weight_paths(self.root, self._weights))
+        paths = tuple(weight_paths(self.root, self._weights))
         lost = [w for i, (w, p) in enumerate(zip(self._weights, paths))
                 if p is None and i in self._found]
         if lost:
@@ -527,7 +253,7 @@ class GradFunction:
         """A call the prepared path does not take: compile if needed and prepare it."""
         inputs, sens = self._split(args)
         result = self._call(inputs, sens)
-        self._fast = _FastPath.make(self, args)
+        self._fast = FastPath.make(self, args)
         return result
 
     def param_names(self):
@@ -564,14 +290,14 @@ class GradFunction:
         n_in = entry.n_flat
         which = self._which_inputs()
         if arrays and which != "none":
-            input_grads = tuple(_wrap_like(_check_grad_shape(g, v, "an input"), v)
+            input_grads = tuple(wrap_like(check_grad_shape(g, v, "an input"), v)
                                 for g, v in zip(grads[:n_in], inputs))
         else:
-            input_grads = _regroup(inputs, specs, grads[:n_in], which)
+            input_grads = regroup(inputs, specs, grads[:n_in], which)
         weight_grads = []
         for g, w in zip(grads[n_in:], self._weights):
-            _check_grad_shape(g, w, "Parameter '%s'" % w.name)
-            weight_grads.append(_wrap_like(g, w))
+            check_grad_shape(g, w, "Parameter '%s'" % w.name)
+            weight_grads.append(wrap_like(g, w))
         return self._shape_result(input_grads, weight_grads)
 
     def constant_first_message(self, kind):
@@ -617,127 +343,3 @@ class GradFunction:
         if op.get_all:
             return input_grads
         return input_grads[0] if input_grads else ()
-
-
-_ndarray = np.ndarray
-
-
-class _FastPath:
-    """The call path of a function of plain arrays or Tensors, prepared once.
-
-    Valid while the arguments have the same exact types (``np.ndarray`` or
-    ``Tensor``) in the same count, the flags are unchanged, the cache has
-    not been cleared since and the entry's guards hold; any other call takes
-    the general path (which may prepare a new one).  Only plain functions
-    without weights, extra runtime inputs (global arrays) or a Cell qualify.  A Tensor is passed as its array, and its
-    gradient comes back a Tensor.
-    """
-
-    __slots__ = ("types", "arrays_only", "flags", "generation", "entry", "which", "check")
-
-    @staticmethod
-    def make(gf, args):
-        entry = gf.last
-        op = gf.grad_op
-        if gf.root is not None or gf._weights or entry is None or entry.inputs.entries \
-                or op.get_by_list or len(args) <= op.sens_param:
-            return None
-        types = tuple(map(type, args))
-        if any(t is not _ndarray and t is not Tensor for t in types):
-            return None
-        fast = _FastPath()
-        fast.types = types
-        fast.arrays_only = all(t is _ndarray for t in types)
-        fast.flags = (op.get_all, op.get_by_list, op.sens_param)
-        fast.generation = G.cache.generation
-        fast.entry = entry
-        fast.check = entry.check
-        fast.which = gf._which_inputs()
-        return fast
-
-    def matches(self, gf, args):
-        if len(args) != len(self.types) or G.cache.generation != self.generation:
-            return False
-        op = gf.grad_op
-        if (op.get_all, op.get_by_list, op.sens_param) != self.flags:
-            return False
-        if not self.arrays_only:
-            return tuple(map(type, args)) == self.types and self.check(None, gf.fn)
-        for a in args:
-            if type(a) is not _ndarray:
-                return False
-        return self.check(None, gf.fn)      # what compiling read (globals...) is unchanged
-
-    def run(self, gf, args):
-        entry = self.entry
-        gf.last = entry
-        if self.arrays_only:
-            grads = entry.fn(*args)
-            like = _array_grad
-        else:
-            grads = entry.fn(*_arrays_of(args))
-            like = _grad_like
-        if self.which == "first":
-            return like(grads[0], args[0])
-        return tuple(map(like, grads[:entry.n_flat], args))
-
-
-class _PackedFastPath:
-    """``_FastPath`` for the packed call ``gf(selected, others, layout)`` of ``s2sad.grad``.
-
-    Both groups are tuples and the layout holds constants only, so the
-    adjoint takes the selected arrays, then the others, and returns the
-    selected ones' gradients first.  Valid while ``_FastPath`` is for the
-    arguments of both groups; the layout follows from their count (the
-    selected positions are fixed).
-    """
-
-    __slots__ = ("inner", "nsel")
-
-    @staticmethod
-    def make(gf, sel, others):
-        inner = _FastPath.make(gf, sel + others)
-        if inner is None:
-            return None
-        fast = _PackedFastPath()
-        fast.inner, fast.nsel = inner, len(sel)
-        return fast
-
-    def matches(self, gf, sel, rest):
-        return len(rest) == 2 and self.inner.matches(gf, sel + rest[0])
-
-    def run(self, gf, sel, others):
-        entry = self.inner.entry
-        gf.last = entry
-        if self.inner.arrays_only:
-            grads = entry.fn(*sel, *others)
-            like = _array_grad
-        else:
-            grads = entry.fn(*_arrays_of(sel + others))
-            like = _grad_like
-        return tuple(map(like, grads[:self.nsel], sel))
-
-
-def _arrays_of(args):
-    return [a._data if type(a) is Tensor else a for a in args]
-
-
-def _grad_like(g, like):
-    """The gradient of ``like``, an array or a Tensor: ``g`` itself, as a Tensor for a
-    Tensor, when its shape and dtype already match."""
-    if type(like) is _ndarray:
-        return _array_grad(g, like)
-    data = like._data
-    if type(g) is _ndarray and g.shape == data.shape and g.dtype == data.dtype \
-            and g.dtype.kind != "c":
-        return _tensor_of(g)
-    return _wrap_like(_check_grad_shape(g, like, "an input"), like)
-
-
-def _array_grad(g, like):
-    """The gradient of the array ``like``: ``g`` itself when it already matches
-    (and is not complex, which ``_wrap_like`` refuses)."""
-    if type(g) is _ndarray and g.shape == like.shape and g.dtype == like.dtype \
-            and g.dtype.kind != "c":
-        return g
-    return _wrap_like(_check_grad_shape(g, like, "an input"), like)

@@ -1,13 +1,13 @@
 """Read what s2sad generated: ``get_source`` and ``get_ir``."""
 from typing import Any, Callable
 
-from .backend.standalone import module_source
-from .highlight import SourceText
-from .ir import format_func
+from ..backend.standalone import module_source
+from ..highlight import SourceText
+from ..ir import format_func
+from .gradfunction import GradFunction
 
 
 def _compiled(grad_fn, args):
-    from .ops.composite import GradFunction
     hook = getattr(grad_fn, "__s2sad_compiled__", None)     # s2sad.grad, value_and_grad
     if hook is None and not isinstance(grad_fn, GradFunction):
         raise TypeError("expected a gradient function made by GradOperation, s2sad.grad or "

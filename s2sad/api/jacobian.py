@@ -10,7 +10,9 @@ overlapping slice, computes only rows not seen before.
 """
 import numpy as np
 
-from ..ops.composite import GradOperation
+from ..tensor import Tensor
+from .functional import grad
+from .gradoperation import GradOperation
 
 
 def _raw(x):
@@ -18,7 +20,6 @@ def _raw(x):
 
 
 def _as_inputs(xs):
-    from ..tensor import Tensor
     seq = tuple(xs) if isinstance(xs, (tuple, list)) else (xs,)
     for x in seq:
         if not isinstance(x, (Tensor, np.ndarray)):
@@ -55,7 +56,6 @@ class Jacobian:
     """
 
     def __init__(self, func, xs, is_batched=False):
-        from ..tensor import Tensor
         if not isinstance(is_batched, bool):
             raise TypeError("'is_batched' must be bool, but got %s" % type(is_batched).__name__)
         self._func = func
@@ -106,7 +106,6 @@ class Jacobian:
     # ------------------------------------------------------------ evaluation
     def _cotangent(self, row):
         """The basis cotangent selecting output row ``row``, mirroring ``func``'s output."""
-        from ..tensor import Tensor
         leaves = []
         offset = 0
         for y, size in zip(self._y_leaves, self._y_sizes):
@@ -157,7 +156,6 @@ class Jacobian:
         return index
 
     def __getitem__(self, index):
-        from ..tensor import Tensor
         index = self._normalize(index)
         axis = self._row_axis
         m = self._shape[axis]
@@ -198,7 +196,6 @@ class Hessian(Jacobian):
     """
 
     def __init__(self, func, xs, is_batched=False):
-        from .api import grad
         inputs = _as_inputs(xs)
         out = func(*inputs)
         self._check_scalar(out, is_batched)

@@ -1,0 +1,20 @@
+"""The user's API: gradient functions, the functional transforms, checks, inspection.
+
+Modules by idea: ``gradoperation`` (MindSpore's ``GradOperation`` flags),
+``gradfunction`` (the callable it returns: compile on first call, run the
+cached entry after), ``fastpath`` (that per-call path for plain arrays),
+``inputs`` (fitting gradients to the inputs they belong to), ``weights``
+(where each Parameter lives), ``functional`` (``grad``/``value_and_grad``),
+``packing`` and ``args`` (what those share), ``vjp_jvp``, ``jacobians``
+(``jacfwd``/``jacrev``/``hessian``), ``jacobian`` (the lazy ``Jacobian`` and
+``Hessian`` matrices), ``check`` (``check_grads``), ``inspection``
+(``get_source``/``get_ir``).
+"""
+from .gradoperation import GradOperation
+from .gradfunction import GradFunction
+from .functional import grad, value_and_grad
+from .vjp_jvp import vjp, jvp
+from .jacobians import jacfwd, jacrev, hessian
+from .jacobian import Jacobian, Hessian
+from .check import check_grads, GradCheckError
+from .inspection import get_source, get_ir

@@ -1,0 +1,83 @@
+"""Checks and conversions every functional API shares.
+
+What a function is differentiated as (a Cell's ``construct``), how outputs
+come back (Tensors when any input was one), and the messages for misuse of
+``has_aux`` and of non-scalar outputs, written once for ``grad``, ``vjp``,
+``jvp`` and the Jacobians.
+"""
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+
+from ..nn.cell import Cell
+
+
+def target_of(fn):
+    if isinstance(fn, Cell):
+        return type(fn).construct, fn
+    if inspect.ismethod(fn) and isinstance(fn.__self__, Cell):
+        return fn.__func__, fn.__self__
+    return fn, None
+
+
+def as_tuple(x):
+    return tuple(x) if isinstance(x, (tuple, list)) else (x,)
+
+
+def wrap_out(value, tensor_in):
+    from ..tensor import Tensor
+    if isinstance(value, tuple):
+        return tuple(wrap_out(v, tensor_in) for v in value)
+    if tensor_in and isinstance(value, (np.ndarray, np.generic)):
+        return Tensor(np.asarray(value))
+    return value
+
+
+def raw(x):
+    return getattr(x, "_data", x)
+
+
+def is_tensor_like(x):
+    from ..tensor import Tensor
+    return isinstance(x, (Tensor, np.ndarray, np.generic))
+
+
+def as_like(x, arr):
+    """``arr`` as the same kind of value as ``x`` (Tensor in, Tensor out)."""
+    from ..tensor import Tensor
+    return Tensor(np.asarray(arr)) if isinstance(x, Tensor) else np.asarray(arr)
+
+
+def check_has_aux(has_aux):
+    if not isinstance(has_aux, bool):
+        raise TypeError("'has_aux' must be bool, but got %s" % type(has_aux).__name__)
+
+
+def check_aux_output(out, api):
+    if not isinstance(out, tuple) or len(out) < 2:
+        what = ("a tuple of %d item" % len(out)) if isinstance(out, tuple) else \
+            "a single %s" % type(out).__name__
+        raise ValueError("For '%s', when 'has_aux' is True, 'fn' must return a tuple "
+                         "(output, aux, ...) of at least two items, but it returned %s"
+                         % (api, what))
+
+
+def aux_bare(out):
+    """MindSpore's vjp/jvp/jacfwd/jacrev give one aux output bare, several as a tuple."""
+    return out[1] if len(out) == 2 else tuple(out[1:])
+
+
+def check_scalar(out, api, alternative, what="its output"):
+    """Raise unless ``out`` is a single value of one element."""
+    if isinstance(out, tuple):
+        found = "is a tuple of %d outputs" % len(out)
+    elif np.size(raw(out)) != 1:
+        found = "has shape %s" % list(np.shape(raw(out)))
+    else:
+        return
+    raise ValueError(
+        "For '%s', the function must return a scalar, but %s %s; reduce it first (for "
+        "example return out.sum()) or use '%s' for the full Jacobian"
+        % (api, what, found, alternative))

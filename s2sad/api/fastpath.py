@@ -1,0 +1,135 @@
+"""The per-call path of a gradient function whose inputs are plain arrays.
+
+After the first call, a ``GradFunction`` of arrays or Tensors skips argument
+specs and the cache lookup: ``FastPath`` checks the few facts the compiled
+entry depends on and calls it directly.  Kept apart from ``GradFunction`` so
+the hot path reads on one screen.
+"""
+import numpy as np
+
+from ..ad import grad as G
+from ..tensor import Tensor, _wrap as _tensor_of
+from .inputs import check_grad_shape, wrap_like
+
+_ndarray = np.ndarray
+
+
+class FastPath:
+    """The call path of a function of plain arrays or Tensors, prepared once.
+
+    Valid while the arguments have the same exact types (``np.ndarray`` or
+    ``Tensor``) in the same count, the flags are unchanged, the cache has
+    not been cleared since and the entry's guards hold; any other call takes
+    the general path (which may prepare a new one).  Only plain functions
+    without weights, extra runtime inputs (global arrays) or a Cell qualify.
+    A Tensor is passed as its array, and its gradient comes back a Tensor.
+    """
+
+    __slots__ = ("types", "arrays_only", "flags", "generation", "entry", "which", "check")
+
+    @staticmethod
+    def make(gf, args):
+        entry = gf.last
+        op = gf.grad_op
+        if gf.root is not None or gf._weights or entry is None or entry.inputs.entries \
+                or op.get_by_list or len(args) <= op.sens_param:
+            return None
+        types = tuple(map(type, args))
+        if any(t is not _ndarray and t is not Tensor for t in types):
+            return None
+        fast = FastPath()
+        fast.types = types
+        fast.arrays_only = all(t is _ndarray for t in types)
+        fast.flags = (op.get_all, op.get_by_list, op.sens_param)
+        fast.generation = G.cache.generation
+        fast.entry = entry
+        fast.check = entry.check
+        fast.which = gf._which_inputs()
+        return fast
+
+    def matches(self, gf, args):
+        if len(args) != len(self.types) or G.cache.generation != self.generation:
+            return False
+        op = gf.grad_op
+        if (op.get_all, op.get_by_list, op.sens_param) != self.flags:
+            return False
+        if not self.arrays_only:
+            return tuple(map(type, args)) == self.types and self.check(None, gf.fn)
+        for a in args:
+            if type(a) is not _ndarray:
+                return False
+        return self.check(None, gf.fn)      # what compiling read (globals...) is unchanged
+
+    def run(self, gf, args):
+        entry = self.entry
+        gf.last = entry
+        if self.arrays_only:
+            grads = entry.fn(*args)
+            like = _array_grad
+        else:
+            grads = entry.fn(*_arrays_of(args))
+            like = _grad_like
+        if self.which == "first":
+            return like(grads[0], args[0])
+        return tuple(map(like, grads[:entry.n_flat], args))
+
+
+class PackedFastPath:
+    """``FastPath`` for the packed call ``gf(selected, others, layout)`` of ``s2sad.grad``.
+
+    Both groups are tuples and the layout holds constants only, so the
+    adjoint takes the selected arrays, then the others, and returns the
+    selected ones' gradients first.  Valid while ``FastPath`` is for the
+    arguments of both groups; the layout follows from their count (the
+    selected positions are fixed).
+    """
+
+    __slots__ = ("inner", "nsel")
+
+    @staticmethod
+    def make(gf, sel, others):
+        inner = FastPath.make(gf, sel + others)
+        if inner is None:
+            return None
+        fast = PackedFastPath()
+        fast.inner, fast.nsel = inner, len(sel)
+        return fast
+
+    def matches(self, gf, sel, rest):
+        return len(rest) == 2 and self.inner.matches(gf, sel + rest[0])
+
+    def run(self, gf, sel, others):
+        entry = self.inner.entry
+        gf.last = entry
+        if self.inner.arrays_only:
+            grads = entry.fn(*sel, *others)
+            like = _array_grad
+        else:
+            grads = entry.fn(*_arrays_of(sel + others))
+            like = _grad_like
+        return tuple(map(like, grads[:self.nsel], sel))
+
+
+def _arrays_of(args):
+    return [a._data if type(a) is Tensor else a for a in args]
+
+
+def _grad_like(g, like):
+    """The gradient of ``like``, an array or a Tensor: ``g`` itself, as a Tensor for a
+    Tensor, when its shape and dtype already match."""
+    if type(like) is _ndarray:
+        return _array_grad(g, like)
+    data = like._data
+    if type(g) is _ndarray and g.shape == data.shape and g.dtype == data.dtype \
+            and g.dtype.kind != "c":
+        return _tensor_of(g)
+    return wrap_like(check_grad_shape(g, like, "an input"), like)
+
+
+def _array_grad(g, like):
+    """The gradient of the array ``like``: ``g`` itself when it already matches
+    (and is not complex, which ``wrap_like`` refuses)."""
+    if type(g) is _ndarray and g.shape == like.shape and g.dtype == like.dtype \
+            and g.dtype.kind != "c":
+        return g
+    return wrap_like(check_grad_shape(g, like, "an input"), like)

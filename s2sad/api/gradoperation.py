@@ -1,0 +1,50 @@
+"""``GradOperation``: MindSpore's gradient-function builder and its flags.
+
+``GradOperation(get_all, get_by_list, sens_param)(fn, weights)`` only checks
+its arguments and returns a ``GradFunction``; which Parameters ``weights``
+names, and where each lives inside the Cell, is worked out here so the
+compiled program can read them by attribute path.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from ..tensor import Weights
+from .gradfunction import GradFunction
+
+
+def _check_bool(name, value):
+    if not isinstance(value, bool):
+        raise TypeError("For 'GradOperation', the '%s' should be bool, but got %s"
+                        % (name, type(value).__name__))
+
+
+class GradOperation:
+    """Builds gradient functions: ``GradOperation(get_all, get_by_list, sens_param)(net)``.
+
+    - default: the gradient of the first input, as a bare Tensor (``()`` if none);
+    - ``get_all``: a tuple with the gradient of every input;
+    - ``get_by_list``: gradients of ``weights`` mirroring them (tuple/list -> tuple,
+      one Parameter -> bare Tensor); with ``get_all`` too: ``(inputs, weights)``;
+    - ``sens_param``: the last argument is the sens, mirroring the output; by
+      default every output leaf gets a sens of ones.
+    """
+
+    def __init__(self, get_all: bool = False, get_by_list: bool = False,
+                 sens_param: bool = False) -> None:
+        _check_bool("get_all", get_all)
+        _check_bool("get_by_list", get_by_list)
+        _check_bool("sens_param", sens_param)
+        self.get_all = get_all
+        self.get_by_list = get_by_list
+        self.sens_param = sens_param
+
+    def __call__(self, fn: Callable[..., Any], weights: Weights = None) -> GradFunction:
+        if self.get_by_list and weights is None:
+            raise TypeError("For 'GradOperation', 'weights' must be given when 'get_by_list' "
+                            "is True: call grad_op(net, weights)")
+        return GradFunction(fn, weights if self.get_by_list else None, self)
+
+    def __repr__(self):
+        return "GradOperation(get_all=%s, get_by_list=%s, sens_param=%s)" % (
+            self.get_all, self.get_by_list, self.sens_param)

@@ -1,0 +1,199 @@
+"""``jacfwd``, ``jacrev`` and ``hessian``: full Jacobians from jvp and vjp.
+
+``jacfwd`` pushes one basis tangent per input element, ``jacrev`` pulls one
+basis cotangent per output element, and ``hessian`` is ``jacfwd`` of the
+gradient; results are shaped output-structure first, as JAX does.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+
+from ..ad import grad as G
+from .. import tracebacks
+from ..errors import S2SADError
+from .args import (as_like, aux_bare, check_aux_output, check_has_aux, check_scalar,
+                   is_tensor_like, raw, target_of, wrap_out)
+from .functional import Positions, grad, normalize_positions, selected_grad_function
+from .packing import arrangement, take_at
+from .vjp_jvp import jvp_compiled, refuse_complex_inputs
+
+
+def _leaves(x):
+    if isinstance(x, (tuple, list)):
+        out = []
+        for e in x:
+            out.extend(_leaves(e))
+        return out
+    return [x]
+
+
+def _raw_structure(x):
+    return tuple(_raw_structure(e) for e in x) if isinstance(x, tuple) else raw(x)
+
+
+def _rebuild(structure, it):
+    if isinstance(structure, (tuple, list)):
+        return tuple(_rebuild(s, it) for s in structure)
+    return next(it)
+
+
+def _check_jac_args(args, positions, api):
+    n = len(args)
+    for p in positions:
+        if p >= n:
+            raise IndexError("grad_position %d is out of range: the function was called "
+                             "with %d input%s" % (p, n, "" if n == 1 else "s"))
+        if not is_tensor_like(args[p]):
+            raise TypeError("For '%s', the input at grad_position %d must be a Tensor or an "
+                            "array, but got %s" % (api, p, type(args[p]).__name__))
+
+
+def _shape_jacobian(per_out, out_structure, single):
+    """Nest as ``output structure`` of ``position structure`` (JAX/MindSpore order)."""
+    rows = [per_p[0] if single else tuple(per_p) for per_p in per_out]
+    return _rebuild(out_structure, iter(rows))
+
+
+def jacfwd(fn: Callable[..., Any], grad_position: Positions = 0,
+           has_aux: bool = False) -> Callable[..., Any]:
+    """The Jacobian function of ``fn`` by forward mode, one ``jvp`` per input element.
+
+    Each Jacobian has shape ``out.shape + input.shape``; for several outputs
+    or positions the result nests as outputs, then positions.  With
+    ``has_aux`` only the first output is differentiated and the result is
+    ``(jacobian, aux)``.  Cheaper than ``jacrev`` when inputs are smaller
+    than outputs.
+    """
+    check_has_aux(has_aux)
+    positions, single = normalize_positions(grad_position, "jacfwd")
+
+    def jacfwd_fn(*args):
+        from ..tensor import Tensor
+        _check_jac_args(args, positions, "jacfwd")
+        refuse_complex_inputs(fn, args, "jacfwd")
+        try:
+            entry, root, specs = jvp_compiled(fn, args)
+        except S2SADError as err:
+            raise tracebacks.for_user(err)
+        flat = G.flatten_runtime(args, specs)
+        extra = entry.inputs.read(root, target_of(fn)[0])
+        # which flat leaf each selected argument is
+        leaf_of, k = {}, 0
+        for i, (a, s) in enumerate(zip(args, specs)):
+            if i in positions:
+                leaf_of[i] = k
+            k += len(G.flatten_runtime([a], [s]))
+        zeros = [np.zeros_like(np.asarray(x)) for x in flat]
+        out = None
+        columns = {p: [] for p in positions}
+        for p in positions:
+            x = np.asarray(flat[leaf_of[p]])
+            for j in range(x.size):
+                e = np.zeros(x.size, dtype=x.dtype)
+                e[j] = 1
+                tangents = list(zeros)
+                tangents[leaf_of[p]] = e.reshape(x.shape)
+                out, t_out = entry.fn(*flat, *extra, *tangents)
+                if has_aux:
+                    check_aux_output(out, "jacfwd")
+                    t_out = t_out[0]
+                columns[p].append([np.asarray(t) for t in _leaves(t_out)])
+        if out is None:   # no input elements: no jvp ran
+            out = _raw_structure(fn(*args))
+        if has_aux:
+            check_aux_output(out, "jacfwd")
+        head = out[0] if has_aux else out
+        out_leaves = [np.asarray(o) for o in _leaves(head)]
+        tensor_in = any(isinstance(a, Tensor) for a in args)
+        per_out = []
+        for li, o in enumerate(out_leaves):
+            per_p = []
+            for p in positions:
+                shape_in = np.shape(np.asarray(flat[leaf_of[p]]))
+                cols = [c[li] for c in columns[p]]
+                if cols:
+                    jac = np.stack([np.broadcast_to(c, o.shape) for c in cols], axis=-1)
+                else:
+                    jac = np.zeros(o.shape + (0,), dtype=o.dtype)
+                per_p.append(wrap_out(jac.reshape(o.shape + shape_in), tensor_in))
+            per_out.append(per_p)
+        jac = _shape_jacobian(per_out, head, single)
+        if has_aux:
+            return jac, wrap_out(aux_bare(out), tensor_in)
+        return jac
+    return jacfwd_fn
+
+
+def jacrev(fn: Callable[..., Any], grad_position: Positions = 0,
+           has_aux: bool = False) -> Callable[..., Any]:
+    """The Jacobian function of ``fn`` by reverse mode, one ``vjp`` per output element.
+
+    Each Jacobian has shape ``out.shape + input.shape``; for several outputs
+    or positions the result nests as outputs, then positions.  With
+    ``has_aux`` only the first output is differentiated and the result is
+    ``(jacobian, aux)``.  Cheaper than ``jacfwd`` when outputs are smaller
+    than inputs (one row per output element).
+    """
+    check_has_aux(has_aux)
+    positions, single = normalize_positions(grad_position, "jacrev")
+    gf = selected_grad_function(fn, has_aux, None, positions, "inputs", sens_param=True)
+
+    def jacrev_fn(*args):
+        from ..tensor import Tensor
+        _check_jac_args(args, positions, "jacrev")
+        out = fn(*args)
+        if has_aux:
+            check_aux_output(out, "jacrev")
+        head = out[0] if has_aux else out
+        out_leaves = _leaves(head)
+        rest, layout = arrangement(positions, len(args))
+        sel, rest_args = take_at(args, positions), take_at(args, rest)
+        zero_leaves = [as_like(o, np.zeros_like(np.asarray(raw(o)))) for o in out_leaves]
+        tensor_in = any(isinstance(a, Tensor) for a in args)
+        per_out = []
+        for li, o in enumerate(out_leaves):
+            o_arr = np.asarray(raw(o))
+            rows = []
+            for j in range(o_arr.size):
+                e = np.zeros(o_arr.size, dtype=o_arr.dtype)
+                e[j] = 1
+                leaves = list(zero_leaves)
+                leaves[li] = as_like(o, e.reshape(o_arr.shape))
+                sens = _rebuild(head, iter(leaves))
+                g = gf(sel, rest_args, layout, sens)
+                rows.append([np.asarray(raw(x)) for x in g])
+            per_p = []
+            for k, p in enumerate(positions):
+                shape_in = np.shape(raw(args[p]))
+                if rows:
+                    jac = np.stack([r[k] for r in rows], axis=0)
+                else:
+                    jac = np.zeros((0,) + shape_in, dtype=o_arr.dtype)
+                per_p.append(wrap_out(jac.reshape(o_arr.shape + shape_in), tensor_in))
+            per_out.append(per_p)
+        jac = _shape_jacobian(per_out, head, single)
+        if has_aux:
+            return jac, aux_bare(out)
+        return jac
+    return jacrev_fn
+
+
+def hessian(fn: Callable[..., Any], grad_position: Positions = 0) -> Callable[..., Any]:
+    """The Hessian function of a scalar-valued ``fn``: forward mode over reverse mode.
+
+    ``jacfwd(grad(fn))``: one forward-mode pass over the compiled gradient per
+    input element.  Shape ``input.shape + input.shape`` (nested
+    ``H[i][j]`` for a tuple of positions).  A non-scalar output is an error:
+    reduce it (``.sum()``) or use ``jacrev``/``jacfwd``.
+    """
+    positions, single = normalize_positions(grad_position, "hessian")
+    inner = grad(fn, grad_position)
+    outer = jacfwd(inner, grad_position)
+
+    def hessian_fn(*args):
+        _check_jac_args(args, positions, "hessian")
+        check_scalar(fn(*args), "hessian", "jacrev")
+        return outer(*args)
+    return hessian_fn

@@ -1,0 +1,235 @@
+"""Packing a function's arguments as ``(selected, rest, layout)``.
+
+``s2sad.grad`` differentiates a wrapper that takes the arguments asked for
+first, so only their gradients are computed and a Python-constant argument
+never shifts positions.  These helpers run eagerly on real values and are
+also walked by the frontend when a gradient function is inlined (higher
+order), so they use only what it supports: tuples, indexing with known
+indices, ``if``/``for`` over values known while compiling, and
+``constexpr`` index arithmetic.
+"""
+from __future__ import annotations
+
+import inspect
+import threading
+import types
+import weakref
+
+from ..compat import signature
+from ..runtime import constexpr
+from ..nn.cell import Cell
+from .args import check_aux_output
+
+
+@constexpr
+def arrangement(positions, n):
+    """``(rest_positions, layout)`` for ``n`` arguments; ``layout`` rebuilds them.
+
+    Kept per ``(positions, n)``: every eager call of a gradient function asks.
+    """
+    known = _arrangements.get((positions, n))
+    if known is not None:
+        return known
+    for p in positions:
+        if p >= n:
+            raise IndexError("grad_position %d is out of range: the function was called "
+                             "with %d input%s" % (p, n, "" if n == 1 else "s"))
+    rest = tuple(i for i in range(n) if i not in positions)
+    layout = tuple((True, positions.index(i)) if i in positions else (False, rest.index(i))
+                   for i in range(n))
+    _arrangements[positions, n] = rest, layout
+    return rest, layout
+
+
+_arrangements = {}
+
+
+def take_at(items, indices):
+    out = ()
+    for i in indices:
+        out = (*out, items[i])
+    return out
+
+
+def _merge(sel, rest, layout):
+    args = ()
+    for from_sel, i in layout:
+        if from_sel:
+            args = (*args, sel[i])
+        else:
+            args = (*args, rest[i])
+    return args
+
+
+@constexpr
+def _require_aux(n_aux):
+    if n_aux < 1:
+        raise ValueError("when 'has_aux' is True, 'fn' must return a tuple (output, aux, ...) "
+                         "of at least two items, but it returned one")
+    return n_aux
+
+
+def _aux_head(out):
+    # unpacking fails while compiling unless ``out`` is a tuple
+    head, *aux = out
+    _require_aux(len(aux))
+    return head
+
+
+class _AuxOutputs(Cell):
+    """``out[1:]`` of a ``has_aux`` function's output.
+
+    Called eagerly it checks the structure with a clear error first; inlined
+    in a differentiated program its ``construct`` is used.
+    """
+
+    def construct(self, out):
+        head, *aux = out
+        _require_aux(len(aux))
+        return tuple(aux)
+
+    def __init__(self, api):
+        super().__init__()
+        self.api = api
+
+    def __call__(self, out):
+        check_aux_output(out, self.api)
+        return tuple(out[1:])
+
+
+aux_outputs_of = {"grad": _AuxOutputs("grad"), "value_and_grad": _AuxOutputs("value_and_grad")}
+
+
+def select(grads, mode, single):
+    if mode == "inputs":
+        return _one(grads, single)
+    if mode == "both":
+        return _one(grads[0][0], single), grads[1]
+    return grads
+
+
+def _one(grads, single):
+    if single:
+        return grads[0]
+    return grads
+
+
+# ------------------------------------------------------ packed differentiands
+def _cell_packed(self, sel, rest, layout):
+    return self(*_merge(sel, rest, layout))
+
+
+def _cell_packed_aux(self, sel, rest, layout):
+    return _aux_head(self(*_merge(sel, rest, layout)))
+
+
+def _cell_head(self, *args):
+    return _aux_head(self(*args))
+
+
+_memo = weakref.WeakValueDictionary()
+_memo_lock = threading.RLock()
+
+
+def memoized(key, make):
+    """One object per key while it is in use: ``grad(f)`` twice gives one function.
+
+    Held weakly: once the user drops the gradient function, the entry goes,
+    and with it the function (and whatever it captured) the key names.
+    Compiled code does not depend on this: the cache files it by code.
+    """
+    try:
+        hash(key)
+    except TypeError:
+        return make()
+    with _memo_lock:
+        value = _memo.get(key)
+        if value is None:
+            value = make()
+            try:
+                _memo[key] = value
+            except TypeError:       # not weakly referable: not kept
+                pass
+        return value
+
+
+def packed_function(fn, has_aux):
+    """What to differentiate: ``fn`` taking ``(selected, rest, layout)``."""
+    if isinstance(fn, Cell):
+        return types.MethodType(_cell_packed_aux if has_aux else _cell_packed, fn)
+    if inspect.ismethod(fn) and isinstance(fn.__self__, Cell):
+        method = memoized(("packed-method", fn.__func__, has_aux),
+                           lambda: _make_packed_method(fn.__func__, has_aux))
+        return types.MethodType(method, fn.__self__)
+    return memoized(("packed", fn, has_aux), lambda: _make_packed(fn, has_aux))
+
+
+def _make_packed(fn, has_aux):
+    if has_aux:
+        def packed_aux(sel, rest, layout):
+            return _aux_head(fn(*_merge(sel, rest, layout)))
+        return _named_like(packed_aux, fn, 0)
+
+    def packed(sel, rest, layout):
+        return fn(*_merge(sel, rest, layout))
+    return _named_like(packed, fn, 0)
+
+
+def _make_packed_method(func, has_aux):
+    if has_aux:
+        def packed_method_aux(self, sel, rest, layout):
+            return _aux_head(func(self, *_merge(sel, rest, layout)))
+        return _named_like(packed_method_aux, func, 1)
+
+    def packed_method(self, sel, rest, layout):
+        return func(self, *_merge(sel, rest, layout))
+    return _named_like(packed_method, func, 1)
+
+
+def _named_like(packed, fn, skip):
+    """Name a packed function's inputs in generated code after ``fn``'s parameters.
+
+    ``fn=None``: the Cell's ``construct`` (read from the Cell being compiled);
+    ``skip``: how many leading parameters (``self``) are not inputs.
+    """
+    def user_fn(root):
+        return fn if fn is not None else type(root).construct
+
+    def hints(root, args, default):
+        try:
+            params = list(signature(user_fn(root)).parameters.values())[skip:]
+        except (TypeError, ValueError):
+            return default
+        names = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        sel, rest, layout = args
+        if not isinstance(layout, tuple) or len(layout) != len(sel) + len(rest):
+            return default
+        picked = {True: [None] * len(sel), False: [None] * len(rest)}
+        for i, (from_sel, j) in enumerate(layout):
+            picked[from_sel][j] = names[i] if i < len(names) else "arg%d" % i
+        return [tuple(picked[True]), tuple(picked[False])] + list(default[2:])
+
+    def named_after(root):
+        """The function the generated code, its header and locations are named after."""
+        target = user_fn(root)
+        return target if inspect.isfunction(target) else packed
+
+    packed.__s2sad_arg_hints__ = hints
+    packed.__s2sad_named_after__ = named_after
+    return packed
+
+
+_named_like(_cell_packed, None, 1)
+_named_like(_cell_packed_aux, None, 1)
+
+
+def first_output(fn):
+    """``fn`` reduced to its first output (for ``has_aux``)."""
+    if isinstance(fn, Cell):
+        return types.MethodType(_cell_head, fn)
+
+    def make():
+        def head(*args):
+            return _aux_head(fn(*args))
+        return head
+    return memoized(("head", fn), make)

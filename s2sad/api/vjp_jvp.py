@@ -1,0 +1,181 @@
+"""``vjp`` and ``jvp``: reverse and forward mode with explicit cotangents and tangents.
+
+``vjp`` is a ``GradOperation`` with ``sens_param``; ``jvp`` runs the
+forward-mode compiler, and ``jvp_by_double_vjp`` is the reverse-over-reverse
+fallback for programs forward mode cannot take.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Tuple
+
+import numpy as np
+
+from ..ad import grad as G
+from .. import tracebacks
+from ..errors import S2SADError
+from .gradoperation import GradOperation
+from .gradfunction import fn_key
+from .inputs import UnfitInput, name_input, refuse_complex
+from .args import (as_like, as_tuple, aux_bare, check_aux_output, check_has_aux,
+                   is_tensor_like, raw, target_of, wrap_out)
+from .functional import user_param_names
+from .packing import first_output, memoized
+
+
+def vjp(fn: Callable[..., Any], *inputs: Any, has_aux: bool = False) -> Tuple[Any, ...]:
+    """Reverse mode: ``(out, vjp_fn)``, or ``(out, vjp_fn, aux)`` with ``has_aux``.
+
+    ``vjp_fn(v)`` returns a tuple with the cotangent of every input (of every
+    Tensor input: Python constants get none, as in ``GradOperation``'s
+    ``get_all``); ``v`` mirrors ``out``.  With ``has_aux``, ``out`` is the
+    first output and ``aux`` the rest (bare when there is one, as MindSpore).
+    """
+    check_has_aux(has_aux)
+    if not callable(fn):
+        raise TypeError("For 'vjp', 'fn' must be a function or a Cell, but got %s"
+                        % type(fn).__name__)
+    out = fn(*inputs)
+    if has_aux:
+        check_aux_output(out, "vjp")
+    gf = GradOperation(get_all=True, sens_param=True)(first_output(fn) if has_aux else fn)
+
+    def vjp_fn(*v):
+        if not v:
+            raise TypeError("vjp_fn takes the cotangent 'v', mirroring the output of 'fn'")
+        return gf(*inputs, v[0] if len(v) == 1 else tuple(v))
+
+    if has_aux:
+        return out[0], vjp_fn, aux_bare(out)
+    return out, vjp_fn
+
+
+# --------------------------------------------------------------------- jvp
+_jvp_cache = G.register_cache(G.GradCache("forward-mode derivative"))
+
+
+def jvp_compiled(fn, inputs, v=None):
+    """The compiled forward-mode entry for ``fn`` at these argument structures."""
+    py_fn, root = target_of(fn)
+    specs = tuple(G.arg_spec(a) for a in inputs)
+    if v is not None and (len(v) != len(inputs) or tuple(G.arg_spec(t) for t in v) != specs):
+        raise ValueError("For 'jvp', 'v' must have the same structure as 'inputs', but got "
+                         "%d inputs and %d tangents" % (len(inputs), len(v)))
+    key = (fn_key(py_fn), type(root) if root is not None else None, specs)
+    entry = _jvp_cache.get(key, root, py_fn)
+    if entry is None:
+        with _jvp_cache.lock():
+            entry = _jvp_cache.get(key, root, py_fn)
+            if entry is None:
+                entry = G.compile_jvp(py_fn, root, inputs, specs)
+                _jvp_cache.put(key, entry, specs, family=(id(py_fn), key[1]), fn=py_fn,
+                               root=root)
+    return entry, root, specs
+
+
+def _jvp_raw(fn, inputs, v):
+    refuse_complex_inputs(fn, inputs, "jvp")
+    refuse_complex_inputs(fn, v, "jvp", "the tangent")
+    entry, root, specs = jvp_compiled(fn, inputs, v)
+    tangents = []
+    for i, (a, t, s) in enumerate(zip(inputs, v, specs)):
+        flat_t = G.flatten_runtime([t], [s])
+        for x, dx in zip(G.flatten_runtime([a], [s]), flat_t):
+            if np.shape(dx) != np.shape(x):
+                raise ValueError("For 'jvp', each tangent in 'v' must have the shape of its "
+                                 "input, but the tangent at position %d has shape %s and the "
+                                 "input has shape %s" % (i, list(np.shape(dx)),
+                                                         list(np.shape(x))))
+        tangents.extend(flat_t)
+    flat = G.flatten_runtime(inputs, specs)
+    return entry.fn(*flat, *entry.inputs.read(root, target_of(fn)[0]), *tangents)
+
+
+def refuse_complex_inputs(fn, values, api, what=None):
+    """A TypeError naming the argument when one of ``values`` holds a complex leaf."""
+    try:
+        refuse_complex(values)
+    except UnfitInput as err:
+        named = name_input(err, values, None if what else user_param_names(fn),
+                           noun=what or "the input")
+        raise TypeError("For '%s', %s" % (api, named)) from None
+
+
+def jvp(fn: Callable[..., Any], inputs: Any, v: Any, has_aux: bool = False) -> Tuple[Any, ...]:
+    """Forward mode: ``(fn(*inputs), J @ v)``, or ``(out, J @ v, aux)`` with ``has_aux``.
+
+    ``inputs`` and ``v`` are a Tensor/array or tuples of them with the same
+    structure.  Computed by the forward-mode transformation, at about the
+    cost of one more forward pass.  With ``has_aux`` only the first output's
+    tangent is returned and ``aux`` is the rest (bare when there is one, as
+    MindSpore).
+    """
+    from ..tensor import Tensor
+    check_has_aux(has_aux)
+    inputs = as_tuple(inputs)
+    v = as_tuple(v)
+    try:
+        out, t_out = _jvp_raw(fn, inputs, v)
+    except S2SADError as err:
+        raise tracebacks.for_user(err)
+    t_out = _materialize_zeros(out, t_out)
+    tensor_in = any(isinstance(a, Tensor) for a in inputs)
+    out, t_out = wrap_out(out, tensor_in), wrap_out(t_out, tensor_in)
+    if has_aux:
+        check_aux_output(out, "jvp")
+        return out[0], t_out[0], aux_bare(out)
+    return out, t_out
+
+
+def _materialize_zeros(out, t_out):
+    """A constant zero tangent (an output not depending on the inputs) as zeros of its shape."""
+    if isinstance(out, tuple) and isinstance(t_out, tuple):
+        return tuple(_materialize_zeros(o, t) for o, t in zip(out, t_out))
+    if isinstance(out, (np.ndarray, np.generic)) and not isinstance(
+            t_out, (np.ndarray, np.generic)) and np.ndim(t_out) == 0 and t_out == 0:
+        return np.zeros_like(out)
+    return t_out
+
+
+def _vjp_dot(fn):
+    """``(u, inputs, v) -> <vjp(u), v>``: linear in ``u``, so its gradient in ``u`` is ``J v``."""
+    def make():
+        vjp_all = GradOperation(get_all=True, sens_param=True)(fn)
+
+        def vjp_dot(u, inputs, v):
+            cotangents = vjp_all(*inputs, u)
+            total = 0.0
+            for c, t in zip(cotangents, v):
+                total = total + (c * t).sum()
+            return total
+        return vjp_dot
+    return memoized(("vjp_dot", fn), make)
+
+
+def jvp_by_double_vjp(fn, inputs, v):
+    """``(fn(*inputs), J @ v)`` by reverse mode twice (the double-vjp construction).
+
+    ``u -> <vjp(u), v>`` is linear in the cotangent ``u`` with gradient
+    ``J v``, so differentiating it in reverse mode gives the forward-mode
+    derivative without a forward-mode transformation.  ``inputs`` and ``v``
+    are Tensors/arrays or flat tuples of them.
+    """
+    from ..tensor import Tensor
+    inputs = as_tuple(inputs)
+    v = as_tuple(v)
+    if len(v) != len(inputs):
+        raise ValueError("For 'jvp_by_double_vjp', 'v' must have one tangent per input, but "
+                         "got %d inputs and %d tangents" % (len(inputs), len(v)))
+    for a in inputs:
+        if not is_tensor_like(a):
+            raise TypeError("For 'jvp_by_double_vjp', every input must be a Tensor or an "
+                            "array, but got %s" % type(a).__name__)
+    out = fn(*inputs)
+
+    def zeros(o):
+        if isinstance(o, tuple):
+            return tuple(zeros(x) for x in o)
+        return as_like(o, np.zeros_like(np.asarray(raw(o))))
+    u = zeros(out)
+    t_out = GradOperation()(_vjp_dot(fn))(u, inputs, v)
+    tensor_in = any(isinstance(a, Tensor) for a in inputs)
+    return out, wrap_out(t_out, tensor_in)
