@@ -560,3 +560,46 @@ def test_gradient_of_a_numpy_function_or_primitive_itself():
     dx, dy = ops.GradOperation(get_all=True)(np.multiply)(x, 3 * x)
     np.testing.assert_array_equal(dx, 3 * x)
     np.testing.assert_array_equal(dy, x)
+
+
+# ------------------------------------------------------ weights given as None
+class _ScaledByW(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.w = Parameter(Tensor(np.array([6.0, -1.5])), name="w")
+
+    def construct(self, x):
+        return (self.w * x * x).sum()
+
+
+class _GradOfInnerWithNone(nn.Cell):
+    """``grad_op(self.net, None)`` inside ``construct``, as MindSpore's tests write it."""
+
+    def __init__(self, net, get_all):
+        super().__init__()
+        self.net = net
+        self.grad_op = ops.GradOperation(get_all=get_all, get_by_list=True)
+
+    def construct(self, x):
+        return self.grad_op(self.net, None)(x)
+
+
+@pytest.mark.parametrize("inside", [False, True], ids=["eager", "inside-construct"])
+def test_get_by_list_with_weights_none_gives_an_empty_weights_part(inside):
+    """Explicit ``None`` (like ``[]``) means no weights: ``()``, and ``((dx,), ())`` with get_all."""
+    x = np.array([0.5, 2.0])
+    net = _ScaledByW()
+    only = (_GradOfInnerWithNone(net, False)(Tensor(x)) if inside
+            else ops.GradOperation(get_by_list=True)(net, None)(Tensor(x)))
+    assert only == ()
+    both = (_GradOfInnerWithNone(net, True)(Tensor(x)) if inside
+            else ops.GradOperation(get_all=True, get_by_list=True)(net, None)(Tensor(x)))
+    (dx,), weights_part = both
+    assert weights_part == ()
+    expected = numeric_grad(lambda v: float(np.sum(net.w.asnumpy() * v * v)), (x,), 0)
+    np.testing.assert_allclose(dx.asnumpy(), expected, rtol=1e-7)
+
+
+def test_get_by_list_with_weights_left_out_still_raises():
+    with pytest.raises(TypeError, match="'weights' must be given when 'get_by_list' is True"):
+        ops.GradOperation(get_by_list=True)(_ScaledByW())

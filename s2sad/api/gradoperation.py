@@ -13,6 +13,12 @@ from ..tensor import Weights
 from .gradfunction import GradFunction
 
 
+#: ``weights`` left out.  An explicit ``None`` with ``get_by_list`` means no
+#: weights (MindSpore's ``grad_op(net, None)``); leaving it out is more likely
+#: a forgotten argument than a request for an empty result, so it raises.
+_NOT_GIVEN: Any = type("NotGiven", (), {"__repr__": lambda self: "<not given>"})()
+
+
 def _check_bool(name, value):
     if not isinstance(value, bool):
         raise TypeError("For 'GradOperation', the '%s' should be bool, but got %s"
@@ -39,11 +45,15 @@ class GradOperation:
         self.get_by_list = get_by_list
         self.sens_param = sens_param
 
-    def __call__(self, fn: Callable[..., Any], weights: Weights = None) -> GradFunction:
-        if self.get_by_list and weights is None:
+    def __call__(self, fn: Callable[..., Any], weights: Weights = _NOT_GIVEN) -> GradFunction:
+        if self.get_by_list and weights is _NOT_GIVEN:
             raise TypeError("For 'GradOperation', 'weights' must be given when 'get_by_list' "
-                            "is True: call grad_op(net, weights)")
-        return GradFunction(fn, weights if self.get_by_list else None, self)
+                            "is True: call grad_op(net, weights) (None or [] for no weights)")
+        if not self.get_by_list or weights is _NOT_GIVEN:
+            weights = None
+        elif weights is None:
+            weights = []        # MindSpore: no weights, so the weights' part is ()
+        return GradFunction(fn, weights, self)
 
     def __repr__(self):
         return "GradOperation(get_all=%s, get_by_list=%s, sens_param=%s)" % (
