@@ -6,7 +6,7 @@ gradient is generated Python you can read with ``s2sad.get_source``.
 """
 from . import dtype
 from .dtype import (float16, float32, float64, int8, int16, int32, int64, uint8, bool_)
-from .tensor import Tensor, Parameter, ParameterTuple
+from .tensor import Tensor, Parameter, ParameterTuple, tensor
 from . import ops, nn
 from .ad.grad import mutable, clear_caches, RecompileWarning
 from .api import (grad, value_and_grad, vjp, jvp, jacfwd, jacrev, hessian, Jacobian, Hessian,

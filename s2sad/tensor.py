@@ -12,7 +12,7 @@ import numpy as np
 
 from . import dtype as mstype
 
-__all__ = ["Tensor", "Parameter", "ParameterTuple"]
+__all__ = ["Tensor", "Parameter", "ParameterTuple", "tensor"]
 
 #: What ``Tensor(...)`` and ``Parameter(...)`` convert: a Tensor, an array, a
 #: Python or NumPy scalar, or a (nested) list or tuple of numbers.
@@ -119,22 +119,26 @@ def _reflected(fn):
     return op
 
 
-def _fmt_exp(s):
-    """Widen a '%e' exponent to three digits as MindSpore prints it."""
-    mant, sep, exp = s.partition("e")
-    if not sep:
-        return s  # inf / nan
-    return mant + "e" + exp[0] + exp[1:].zfill(3)
-
-
 def _array_str(arr):
-    """numpy layout with ', ' separators; floats as %.8e with 3-digit exponents."""
+    """NumPy's layout with ', ' separators, floats as MindSpore prints them: '%.8e'
+    with a sign column, so ``[ 1.00000000e+00, -2.00000000e+00]`` lines up."""
     if arr.dtype.kind != "f":
         return np.array2string(arr, separator=", ")
-    finite = arr[np.isfinite(arr)]
-    width = 15 + int(bool(np.signbit(finite).any()))
-    fmt = lambda v: _fmt_exp("%.8e" % float(v)).rjust(width)  # noqa: E731
+    # a third exponent digit (1e+100, only reached in float64) widens every column
+    mags = np.abs(arr[np.isfinite(arr) & (arr != 0)]).astype(np.float64)
+    wide = mags.size and (mags.max() >= 1e100 or mags.min() < 1e-99)
+    width = 16 if wide else 15
+    fmt = lambda v: ("% .8e" % float(v)).rjust(width)  # noqa: E731
     return np.array2string(arr, separator=", ", formatter={"float_kind": fmt})
+
+
+def _scalar_str(arr):
+    """A 0-d value as MindSpore prints it: floats with 6 significant digits
+    (``1.5``, ``1024``, ``3.18133e-05``), other kinds as Python prints them."""
+    value = arr.item()
+    if arr.dtype.kind == "f":
+        return "%g" % value
+    return str(value)
 
 
 def _dtype_name(npdt):
@@ -252,7 +256,7 @@ class Tensor:
     def __repr__(self):
         arr = self._data
         if arr.ndim == 0:
-            value = " " + str(arr)
+            value = " " + _scalar_str(arr)
         elif arr.ndim == 1:
             value = " " + _array_str(arr)
         else:
@@ -358,8 +362,9 @@ class Tensor:
     def expand_dims(self, axis: int) -> Tensor:
         return _wrap(np.expand_dims(self._data, axis))
 
-    def flatten(self) -> Tensor:
-        return _wrap(self._data.reshape(-1))
+    def flatten(self, order: str = "C", *, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+        """Every dim merged, or ``start_dim..end_dim`` (MindSpore 2.x's arguments)."""
+        return _METHODS["flatten"](self, order, start_dim=start_dim, end_dim=end_dim)
 
     def astype(self, dtype: DTypeLike) -> Tensor:
         return _wrap(self._data.astype(mstype.to_numpy(dtype)))
@@ -381,6 +386,11 @@ class Tensor:
 
     def copy(self) -> Tensor:
         return _wrap(self._data.copy())
+
+
+def tensor(input_data: Optional[InputData] = None, dtype: Optional[DTypeLike] = None) -> Tensor:
+    """MindSpore 2.x's ``mindspore.tensor``: the same as ``Tensor(input_data, dtype)``."""
+    return Tensor(input_data, dtype)
 
 
 class Parameter(Tensor):

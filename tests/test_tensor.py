@@ -123,19 +123,19 @@ def test_python_protocols():
 # ---------------------------------------------------------------- printing
 def test_repr_exact_strings():
     assert repr(Tensor(np.array([15.337], np.float32))) == \
-        'Tensor(shape=[1], dtype=Float32, value= [1.53369999e+001])'
+        'Tensor(shape=[1], dtype=Float32, value= [ 1.53369999e+01])'
     # Float32 values whose exact digits are 1.41000009 / 1.59999990 / 6.59999990.
     row = [1.41000009, 1.5999999, 6.6]
     t = Tensor(np.array([row, row], np.float32))
     assert repr(t) == ('Tensor(shape=[2, 3], dtype=Float32, value=\n'
-                       '[[1.41000009e+000, 1.59999990e+000, 6.59999990e+000],\n'
-                       ' [1.41000009e+000, 1.59999990e+000, 6.59999990e+000]])')
+                       '[[ 1.41000009e+00,  1.59999990e+00,  6.59999990e+00],\n'
+                       ' [ 1.41000009e+00,  1.59999990e+00,  6.59999990e+00]])')
 
 
 def test_repr_digits_follow_stored_value():
     t = Tensor(np.array([[1.41, 1.6, 6.6], [1.41, 1.6, 6.6]], np.float32))
-    digits = ['%.8e' % float(np.float32(v)) for v in (1.41, 1.6, 6.6)]
-    cells = ', '.join(d.replace('e+0', 'e+00') for d in digits)
+    digits = ['% .8e' % float(np.float32(v)) for v in (1.41, 1.6, 6.6)]
+    cells = ', '.join(digits)
     assert repr(t) == ('Tensor(shape=[2, 3], dtype=Float32, value=\n'
                        '[[' + cells + '],\n [' + cells + ']])')
 
@@ -143,7 +143,7 @@ def test_repr_digits_follow_stored_value():
 def test_repr_other_cases():
     assert repr(Tensor(1.5)) == 'Tensor(shape=[], dtype=Float32, value= 1.5)'
     assert repr(Tensor(np.array([-0.4028624, 2.0], np.float32))) == \
-        'Tensor(shape=[2], dtype=Float32, value= [-4.02862400e-001,  2.00000000e+000])'
+        'Tensor(shape=[2], dtype=Float32, value= [-4.02862400e-01,  2.00000000e+00])'
     assert repr(Tensor([[1, 2], [3, 4]])) == \
         'Tensor(shape=[2, 2], dtype=Int64, value=\n[[1, 2],\n [3, 4]])'
     assert repr(Tensor([True, False])) == \

@@ -521,6 +521,29 @@ def _method_moveaxis(x, source, destination):
     return A.MoveAxis(source, destination)(x)
 
 
+def _method_masked_fill(x, mask, value):
+    """``Tensor.masked_fill``: ``value`` where ``mask`` is true, else ``x``, in x's dtype."""
+    return _select(mask, A.CastLike()(value, x), x)
+
+
+def _method_where(x, condition, y):
+    """``Tensor.where``: ``x`` where ``condition`` is true, else ``y``."""
+    return _select(condition, x, y)
+
+
+def _method_to(x, dtype):
+    return _cast(x, dtype)
+
+
+def _method_copy(x, order="C"):
+    return A.Identity()(x)
+
+
+def _method_init_data(x, slice_index=None, shape=None, opt_shard_group=None):
+    """``Tensor.init_data``: data is never deferred here, so the tensor itself."""
+    return x
+
+
 #: NumPy functions met in differentiated code -> the functional form to inline
 NUMPY = {
     np.reshape: _np_reshape, np.transpose: _np_transpose, np.zeros_like: zeros_like,
@@ -544,6 +567,8 @@ TENSOR_METHODS = {
     "swapaxes": _method_swapaxes, "moveaxis": _method_moveaxis, "tile": _method_tile,
     "broadcast_to": _method_broadcast_to, "clip": _method_clip, "take": _method_take,
     "flip": _method_flip, "repeat": _method_repeat, "gather": _method_gather,
+    "view": _method_reshape, "masked_fill": _method_masked_fill, "where": _method_where,
+    "to": _method_to, "copy": _method_copy, "init_data": _method_init_data,
 }
 
 #: Tensor/ndarray attributes -> function(self)

@@ -67,10 +67,14 @@ _inverse = M.MatrixInverse()
 _det = M.MatrixDeterminant()
 _reshape = A.Reshape()
 _ones_like = A.OnesLike()
+_cast = A.Cast()
+_size = A.Size()
 
 _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)
 _INF = float("inf")
+_BOOL = np.bool_
+_INT32 = np.int32
 
 
 @constexpr
@@ -698,6 +702,76 @@ def _method_logsumexp(x, axis, keepdims=False, keep_dims=False):
     return logsumexp(x, axis, keepdims or keep_dims)
 
 
+
+def _method_argmax(x, axis=None, keepdims=False):
+    """``Tensor.argmax``: the (int32) index of the first max along ``axis``
+    (``None``: into the flattened tensor)."""
+    return _arg_index(M.ArgMaxWithValue, x, axis, keepdims)
+
+
+def _method_argmin(x, axis=None, keepdims=False):
+    """``Tensor.argmin``: the (int32) index of the first min along ``axis``."""
+    return _arg_index(M.ArgMinWithValue, x, axis, keepdims)
+
+
+def _arg_index(cls, x, axis, keepdims):
+    if axis is None:
+        index = cls(0, False)(_reshape(x, (-1,)))[0]
+        if keepdims:
+            # NumPy's shape (1, ..., 1): broadcast the 0-d index against a
+            # keep-dims reduction of x, which has that shape
+            ones = _cast(_ones_like(M.ReduceMax(True)(x, ())), _INT32)
+            return _mul(ones, index)
+        return index
+    return cls(axis, keepdims)(x)[0]
+
+
+def _method_all(x, axis=None, keep_dims=False, keepdims=False, out=None):
+    """``Tensor.all``: logical and over ``axis`` (``None``: all axes); a bool Tensor."""
+    _unsupported("Tensor.all", "out", out)
+    return M.ReduceMin(keep_dims or keepdims)(_cast(x, _BOOL), _reduce_axis(axis))
+
+
+def _method_any(x, axis=None, keep_dims=False, keepdims=False, out=None):
+    """``Tensor.any``: logical or over ``axis`` (``None``: all axes); a bool Tensor."""
+    _unsupported("Tensor.any", "out", out)
+    return M.ReduceMax(keep_dims or keepdims)(_cast(x, _BOOL), _reduce_axis(axis))
+
+
+def var(input, axis=None, ddof=0, keepdims=False):
+    """The variance over ``axis`` (``None``: all axes), dividing by ``N - ddof``.
+
+    Composed of means, so its gradient is the chain rule's: ``2 (x - mean) /
+    (N - ddof)`` spread over the reduced elements.
+    """
+    axes = _reduce_axis(axis)
+    centred = _sub(input, M.ReduceMean(True)(input, axes))
+    out = M.ReduceMean(keepdims)(_square(centred), axes)
+    if ddof:
+        n = _size(input) / _size(out)   # the number of elements each result reduces
+        out = _mul(out, n / (n - ddof))
+    return out
+
+
+def std(input, axis=None, ddof=0, keepdims=False):
+    """The standard deviation ``sqrt(var(...))`` (its gradient is infinite where it is 0)."""
+    return _sqrt(var(input, axis, ddof, keepdims))
+
+
+# ``dtype`` and ``out`` are accepted (and must be None) because np.var(t) and
+# np.std(t) call these methods with them
+def _method_var(x, axis=None, ddof=0, keepdims=False, dtype=None, out=None):
+    _unsupported("Tensor.var", "dtype", dtype)
+    _unsupported("Tensor.var", "out", out)
+    return var(x, axis, ddof, keepdims)
+
+
+def _method_std(x, axis=None, ddof=0, keepdims=False, dtype=None, out=None):
+    _unsupported("Tensor.std", "dtype", dtype)
+    _unsupported("Tensor.std", "out", out)
+    return std(x, axis, ddof, keepdims)
+
+
 #: Tensor/ndarray methods met in differentiated code -> function(self, ...)
 TENSOR_METHODS = {
     "sum": _method_sum, "mean": _method_mean, "max": _method_max, "min": _method_min,
@@ -712,6 +786,8 @@ TENSOR_METHODS = {
     "abs": abs, "absolute": abs, "sign": sign, "floor": floor, "ceil": ceil,
     "round": _method_round, "maximum": maximum, "minimum": minimum,
     "matmul": _np_matmul, "dot": _np_dot, "outer": outer,
+    "argmax": _method_argmax, "argmin": _method_argmin, "all": _method_all,
+    "any": _method_any, "var": _method_var, "std": _method_std,
 }
 
 #: Tensor/ndarray attributes -> function(self)
