@@ -15,6 +15,10 @@ from .ad.check import check_grads, GradCheckError
 from .errors import S2SADError, CompileError, UnsupportedSyntaxError, NoGradientRuleError
 from .inspection import get_source, get_ir
 from .common import set_seed, get_seed
+from . import context
+from .context import set_context, get_context, GRAPH_MODE, PYNATIVE_MODE
+from . import train, dataset
+from .train import save_checkpoint, load_checkpoint, load_param_into_net
 
 __version__ = "0.1.0"
 

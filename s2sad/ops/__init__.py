@@ -11,3 +11,4 @@ from ..backend.runtime import constexpr
 # MindSpore's module aliases: ``mindspore.ops.operations as P`` etc.
 P = operations
 F = functional
+C = composite
