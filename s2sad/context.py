@@ -97,7 +97,7 @@ def get_context(attr_key):
     return _settings[attr_key]
 
 
-def saving_graphs():
+def graphs_folder():
     """The folder compiled gradients are written to, or ``None`` when ``save_graphs`` is off."""
     if not _settings["save_graphs"]:
         return None

@@ -16,7 +16,7 @@ import itertools
 import os
 import re
 
-from .context import saving_graphs
+from .context import graphs_folder
 from .ir import format_func
 
 __all__ = ["save", "saving_graphs"]
@@ -36,7 +36,7 @@ def saving_graphs(make_compiled):
 
 def save(compiled):
     """Write ``compiled``'s source and IR when ``save_graphs`` is on; the paths written or ()."""
-    folder = saving_graphs()
+    folder = graphs_folder()
     if folder is None:
         return ()
     os.makedirs(folder, exist_ok=True)

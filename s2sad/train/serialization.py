@@ -31,8 +31,7 @@ def save_checkpoint(save_obj, ckpt_file_name):
     with zipfile.ZipFile(ckpt_file_name, "w", zipfile.ZIP_STORED) as archive:
         for name, array in arrays:
             with archive.open(name + ".npy", "w") as member:
-                np.lib.format.write_array(member, np.ascontiguousarray(array),
-                                          allow_pickle=False)
+                np.lib.format.write_array(member, array, allow_pickle=False)
 
 
 def load_checkpoint(ckpt_file_name, net=None, strict_load=False, filter_prefix=None):
@@ -82,14 +81,18 @@ def load_param_into_net(net, parameter_dict, strict_load=False):
         if not isinstance(value, Parameter):
             raise TypeError("load_param_into_net: the values of 'parameter_dict' must be "
                             "Parameters, but %r is a %s" % (name, type(value).__name__))
-    param_not_load, used = [], set()
+    param_not_load, loads = [], []
     for name, param in _named_parameters(net):
         key = _matching_key(name, parameter_dict, strict_load)
         if key is None:
             param_not_load.append(name)
-            continue
-        _assign(param, name, parameter_dict[key], strict_load)
-        used.add(key)
+        else:
+            loads.append((param, key, _checked(param, name, key, parameter_dict[key],
+                                                strict_load)))
+    # every value checked before any is set: a failing load leaves the network as it was
+    for param, _key, data in loads:
+        param.set_data(data)
+    used = {key for _param, key, _data in loads}
     ckpt_not_load = [name for name in parameter_dict if name not in used]
     return param_not_load, ckpt_not_load
 
@@ -150,16 +153,16 @@ def _matching_key(name, parameter_dict, strict_load):
     return found[0] if len(found) == 1 else None
 
 
-def _assign(param, name, value, strict_load):
-    """Set ``param`` to a copy of ``value`` (its own storage: updates must not leak back)."""
+def _checked(param, name, key, value, strict_load):
+    """``value``'s data for ``param``: checked, cast, and a copy (updates must not leak back)."""
     data = value.asnumpy()
     if data.shape != param.shape:
         raise ValueError("load_param_into_net: the checkpoint's %r has shape %s but the "
                          "network's Parameter %r has shape %s; load a checkpoint saved from "
-                         "the same network" % (value.name or name, data.shape, name, param.shape))
+                         "the same network" % (key, data.shape, name, param.shape))
     target = param.asnumpy().dtype
     if data.dtype != target and strict_load:
         raise ValueError("load_param_into_net: the checkpoint's %r is %s but the network's "
                          "Parameter %r is %s; pass strict_load=False to cast it"
-                         % (value.name or name, data.dtype, name, target))
-    param.set_data(np.array(data, dtype=target, copy=True))
+                         % (key, data.dtype, name, target))
+    return np.array(data, dtype=target, copy=True)
