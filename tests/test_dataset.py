@@ -177,6 +177,8 @@ def test_generator_errors():
         ds.GeneratorDataset(pairs, ["a", "b"], shuffle=True)
     with pytest.raises(ValueError, match="has 2 values but column_names names 3"):
         _read(ds.GeneratorDataset(pairs, ["a", "b", "c"]))
+    with pytest.raises(TypeError, match="read only once.*source=gen, not gen"):
+        ds.GeneratorDataset(pairs(), ["a", "b"])
     with pytest.raises(ValueError, match="different shapes"):
         _read(ds.GeneratorDataset(lambda: iter([(np.ones(2),), (np.ones(3),)]), ["a"])
               .batch(2))

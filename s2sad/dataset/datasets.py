@@ -141,6 +141,10 @@ class GeneratorDataset(Dataset):
         elif shuffle:
             raise ValueError("GeneratorDataset: shuffle=True needs a 'source' with __getitem__ "
                              "and __len__; for a generator, chain .shuffle(buffer_size)")
+        elif hasattr(source, "__next__"):
+            raise TypeError("GeneratorDataset: 'source' is an iterator, which can be read only "
+                            "once; pass the generator function itself (source=gen, not gen()) "
+                            "or an iterable, so that every epoch starts over")
         elif not (callable(source) or hasattr(source, "__iter__")):
             raise TypeError("GeneratorDataset: 'source' must be a generator function, an "
                             "iterable or an object with __getitem__ and __len__, but got %s"
