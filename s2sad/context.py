@@ -16,6 +16,7 @@ anything here, and each says so (``docs/guide-migrating.md`` has the table):
 An unknown key raises ``ValueError``, as in MindSpore: a misspelt setting
 must not be ignored silently.
 """
+import copy
 import difflib
 import os
 
@@ -75,7 +76,7 @@ KEYS = {
 #: The keys that change what s2sad does; the rest are recorded only.
 EFFECTIVE = ("mode", "device_target", "save_graphs", "save_graphs_path")
 
-_settings = dict(KEYS)
+_settings = copy.deepcopy(KEYS)      # a copy: a dict read back and changed must not change KEYS
 
 
 def set_context(**kwargs):
@@ -107,7 +108,7 @@ def graphs_folder():
 def _reset():
     """Every setting back to its default (for tests)."""
     _settings.clear()
-    _settings.update(KEYS)
+    _settings.update(copy.deepcopy(KEYS))
 
 
 def _check(key, value):
