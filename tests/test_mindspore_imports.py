@@ -8,14 +8,13 @@ under ``mindspore``.  ``save_graphs`` is checked against ``get_source`` and
 import os
 import subprocess
 import sys
-import textwrap
 
 import numpy as np
 import pytest
 
 import s2sad
 import s2sad as mindspore
-from mindspore import context, ops, nn, Tensor  # noqa: E402
+from mindspore import context, ops, nn  # noqa: E402
 from s2sad import context as s2sad_context
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -24,12 +24,12 @@ class Dataset:
         return _Batch(self, batch_size, drop_remainder)
 
     def shuffle(self, buffer_size):
-        """Shuffle through a buffer of ``buffer_size`` rows (the whole dataset when it is larger)."""
+        """Shuffle through a buffer of ``buffer_size`` rows (all rows when it holds them all)."""
         return _Shuffle(self, buffer_size)
 
     def map(self, operations, input_columns=None, output_columns=None,
             num_parallel_workers=None):
-        """Apply ``operations`` (a callable or a list, applied in order) to some columns of each row."""
+        """Apply ``operations`` (a callable, or a list applied in order) to columns of each row."""
         return _Map(self, operations, input_columns, output_columns)
 
     def repeat(self, count=None):
@@ -39,7 +39,7 @@ class Dataset:
     # ---- reading ----------------------------------------------------------
     def create_tuple_iterator(self, columns=None, num_epochs=-1, output_numpy=False,
                               do_copy=True):
-        """An iterator yielding one list of values per row; each ``for`` over it reads one epoch."""
+        """An iterator yielding a list of values per row; each ``for`` over it reads one epoch."""
         indices = self._column_indices(columns)
         return _Iterator(self, num_epochs, output_numpy,
                          lambda row: [row[i] for i in indices])
@@ -72,7 +72,7 @@ class Dataset:
         columns = [columns] if isinstance(columns, str) else list(columns)
         unknown = [c for c in columns if c not in self._columns]
         if unknown:
-            raise ValueError("columns %s are not in this dataset; its columns are %s"
+            raise ValueError("columns %s are not in the dataset; its columns are %s"
                              % (unknown, self._columns))
         return [self._columns.index(c) for c in columns]
 
@@ -246,12 +246,8 @@ class _Map(Dataset):
                 raise TypeError("map: 'operations' must be callables (functions taking and "
                                 "returning NumPy arrays), but got %s" % type(op).__name__)
         inputs = _names(input_columns, "input_columns") or child._columns[:1]
-        unknown = [c for c in inputs if c not in child._columns]
-        if unknown:
-            raise ValueError("map: input_columns %s are not in the dataset; its columns are %s"
-                             % (unknown, child._columns))
         outputs = _names(output_columns, "output_columns") or inputs
-        first = min(child._columns.index(c) for c in inputs)
+        first = min(child._column_indices(inputs))
         kept = [c for c in child._columns if c not in inputs]
         names = kept[:first] + outputs + kept[first:]
         if len(set(names)) != len(names):

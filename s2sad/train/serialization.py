@@ -53,7 +53,8 @@ def load_checkpoint(ckpt_file_name, net=None, strict_load=False, filter_prefix=N
     except (ValueError, zipfile.BadZipFile) as exc:
         raise ValueError("load_checkpoint: %s is not a checkpoint written by s2sad's "
                          "save_checkpoint (a NumPy .npz archive without pickled objects; "
-                         "MindSpore's own .ckpt format cannot be read): %s" % (path, exc)) from None
+                         "MindSpore's own .ckpt format cannot be read): %s"
+                         % (path, exc)) from None
     if net is not None:
         load_param_into_net(net, params, strict_load=strict_load)
     return params
