@@ -13,6 +13,10 @@ from .api import (grad, value_and_grad, vjp, jvp, jacfwd, jacrev, hessian, Jacob
                   check_grads, GradCheckError, get_source, get_ir)
 from .errors import S2SADError, CompileError, UnsupportedSyntaxError, NoGradientRuleError
 from .common import set_seed, get_seed
+from . import context
+from .context import set_context, get_context, GRAPH_MODE, PYNATIVE_MODE
+from . import train, dataset
+from .train import save_checkpoint, load_checkpoint, load_param_into_net
 
 __version__ = "0.1.0"
 

@@ -33,6 +33,7 @@ from . import pipeline
 from .pipeline import current as current_options
 from ..errors import S2SADError
 from ..ops.primitive import Primitive
+from ..saved_graphs import saving_graphs
 
 
 class Mutable:
@@ -286,6 +287,7 @@ def _gradients_of(what, t):
     return what + " of the gradient" * t.gradients
 
 
+@saving_graphs     # set_context(save_graphs=True) writes each compiled entry to files
 def _finish(ir, t, header, **kw):
     """Simplify, generate and compile ``ir``; bundle it with its trace."""
     names = [getattr(v, "hint", None) for v in leaves(ir.result)]

@@ -1,16 +1,18 @@
 """The global seed: reproducible parameter initialisation and Dropout masks.
 
-``set_seed(seed)`` reseeds two independent streams derived from ``seed``: one
+``set_seed(seed)`` reseeds three independent streams derived from ``seed``: one
 the initializers draw from (``s2sad.common.initializer``), one Dropout draws its
-masks from (``s2sad.runtime.rt_nn``).  Without a seed both are seeded from the
-operating system, so runs differ.
+masks from (``s2sad.runtime.rt_nn``), one datasets shuffle with
+(``s2sad.dataset``).  Without a seed they are seeded from the operating system,
+so runs differ.
 """
 import numpy as np
 
-__all__ = ["set_seed", "get_seed", "generator"]
+__all__ = ["set_seed", "get_seed", "generator", "shuffle_generator"]
 
 _seed = None
 _generator = np.random.default_rng()
+_shuffle_generator = np.random.default_rng()
 
 
 def set_seed(seed):
@@ -19,7 +21,7 @@ def set_seed(seed):
     ``seed`` must be a non-negative int.  Calling it again with the same seed
     replays the same initial weights and the same Dropout masks.
     """
-    global _seed, _generator
+    global _seed, _generator, _shuffle_generator
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
         raise TypeError("The argument 'seed' must be type of int, but got %s"
                         % type(seed).__name__)
@@ -27,9 +29,12 @@ def set_seed(seed):
         raise ValueError("The argument 'seed' must be greater than or equal to 0, but got %d"
                          % seed)
     from ..runtime import rt_nn
-    init_seq, dropout_seq = np.random.SeedSequence(int(seed)).spawn(2)
+    # the first two children are what ``spawn(2)`` gave: adding a stream
+    # keeps every earlier seed's weights and masks
+    init_seq, dropout_seq, shuffle_seq = np.random.SeedSequence(int(seed)).spawn(3)
     _seed = int(seed)
     _generator = np.random.default_rng(init_seq)
+    _shuffle_generator = np.random.default_rng(shuffle_seq)
     rt_nn.set_seed(dropout_seq)
 
 
@@ -41,3 +46,12 @@ def get_seed():
 def generator():
     """The NumPy ``Generator`` initializers draw from (reseeded by ``set_seed``)."""
     return _generator
+
+
+def shuffle_generator():
+    """The NumPy ``Generator`` datasets shuffle with (reseeded by ``set_seed``).
+
+    A stream of its own, so building a dataset does not change the weights
+    a later layer is initialised with.
+    """
+    return _shuffle_generator

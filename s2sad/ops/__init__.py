@@ -5,9 +5,11 @@ from . import operations
 from .functional import *  # noqa: F401,F403
 from . import functional
 from ._grad import bprop_getters, jvp_getters
+from . import composite
 from .composite import GradOperation
 from ..runtime import constexpr
 
 # MindSpore's module aliases: ``mindspore.ops.operations as P`` etc.
 P = operations
 F = functional
+C = composite

@@ -1,0 +1,144 @@
+"""MindSpore's ``set_context`` / ``get_context``: the settings of a run.
+
+MindSpore scripts begin with ``set_context(mode=GRAPH_MODE, device_target="CPU")``;
+they must run unchanged, so every common key is accepted.  Few of them mean
+anything here, and each says so (``docs/guide-migrating.md`` has the table):
+
+* ``mode``: recorded; both modes run the same code (calls are eager, gradients
+  compiled), so a script written for either runs.
+* ``device_target``: ``"CPU"`` only.  Asking for a GPU or Ascend fails at once
+  rather than running on the CPU while the user believes otherwise.
+* ``save_graphs`` / ``save_graphs_path``: every compiled gradient's source
+  and IR are written under the path (``s2sad.saved_graphs``).
+* the other keys (``KEYS``): recorded and returned by ``get_context``, no
+  effect.
+
+An unknown key raises ``ValueError``, as in MindSpore: a misspelt setting
+must not be ignored silently.
+"""
+import copy
+import difflib
+import os
+
+__all__ = ["set_context", "get_context", "GRAPH_MODE", "PYNATIVE_MODE"]
+
+GRAPH_MODE = 0
+PYNATIVE_MODE = 1
+
+#: The device targets MindSpore knows; only the first is available here.
+DEVICE_TARGETS = ("CPU", "GPU", "Ascend")
+
+#: Every accepted key and its default (MindSpore's, where it has one).
+KEYS = {
+    # keys with an effect (see the module docstring)
+    "mode": PYNATIVE_MODE,
+    "device_target": "CPU",
+    "save_graphs": False,
+    "save_graphs_path": ".",
+    # accepted and recorded, no effect
+    "device_id": 0,
+    "max_call_depth": 1000,
+    "pynative_synchronize": False,
+    "enable_graph_kernel": False,
+    "graph_kernel_flags": "",
+    "jit_config": {},
+    "jit_syntax_level": None,
+    "max_device_memory": "1024GB",
+    "variable_memory_max_size": "0",
+    "mempool_block_size": "1GB",
+    "op_timeout": 1900,
+    "enable_dump": False,
+    "save_dump_path": ".",
+    "deterministic": "OFF",
+    "print_file_path": "",
+    "env_config_path": "",
+    "precompile_only": False,
+    "reserve_class_name_in_scope": True,
+    "debug_level": None,
+    "enable_reduce_precision": True,
+    "aoe_tune_mode": "",
+    "aoe_config": {},
+    "check_bprop": False,
+    "grad_for_scalar": False,
+    "enable_compile_cache": False,
+    "compile_cache_path": ".",
+    "inter_op_parallel_num": 0,
+    "runtime_num_threads": 30,
+    "disable_format_transform": False,
+    "support_binary": False,
+    "memory_optimize_level": "O0",
+    "memory_offload": "OFF",
+    "ascend_config": {},
+    "gpu_config": {},
+    "enable_auto_mixed_precision": False,
+}
+
+#: The keys that change what s2sad does; the rest are recorded only.
+EFFECTIVE = ("mode", "device_target", "save_graphs", "save_graphs_path")
+
+_settings = copy.deepcopy(KEYS)      # a copy: a dict read back and changed must not change KEYS
+
+
+def set_context(**kwargs):
+    """Set run settings by keyword, as ``mindspore.set_context`` does.
+
+    All keys are checked before any is set, so a failing call changes
+    nothing.  Raises ``ValueError`` for an unknown key, a mode that is neither
+    ``GRAPH_MODE`` nor ``PYNATIVE_MODE``, or a device other than the CPU.
+    """
+    for key, value in kwargs.items():
+        _check(key, value)
+    _settings.update(kwargs)
+
+
+def get_context(attr_key):
+    """The value of one setting (its default when never set)."""
+    if attr_key not in KEYS:
+        raise ValueError(_unknown("get_context", attr_key))
+    return _settings[attr_key]
+
+
+def graphs_folder():
+    """The folder compiled gradients are written to, or ``None`` when ``save_graphs`` is off."""
+    if not _settings["save_graphs"]:
+        return None
+    return os.fspath(_settings["save_graphs_path"])
+
+
+def _reset():
+    """Every setting back to its default (for tests)."""
+    _settings.clear()
+    _settings.update(copy.deepcopy(KEYS))
+
+
+def _check(key, value):
+    if key not in KEYS:
+        raise ValueError(_unknown("set_context", key))
+    if key == "mode" and (isinstance(value, bool) or value not in (GRAPH_MODE, PYNATIVE_MODE)):
+        raise ValueError("set_context: 'mode' must be GRAPH_MODE (0) or PYNATIVE_MODE (1), "
+                         "but got %r" % (value,))
+    if key == "device_target":
+        _check_device(value)
+    if key == "save_graphs_path" and not isinstance(value, (str, os.PathLike)):
+        raise TypeError("set_context: 'save_graphs_path' must be a str or path, but got %s"
+                        % type(value).__name__)
+    if key == "save_graphs" and not isinstance(value, (bool, int)):
+        raise TypeError("set_context: 'save_graphs' must be a bool or an int, but got %s"
+                        % type(value).__name__)
+
+
+def _unknown(where, key):
+    """The message for a key that is not a setting, with the nearest ones."""
+    near = difflib.get_close_matches(str(key), KEYS, n=3)
+    hint = " (did you mean %s?)" % " or ".join(repr(k) for k in near) if near else ""
+    return ("%s: the keyword %r is not recognized%s; s2sad.context.KEYS lists the accepted "
+            "keys" % (where, key, hint))
+
+
+def _check_device(value):
+    if value not in DEVICE_TARGETS:
+        raise ValueError("set_context: 'device_target' must be one of %s, but got %r"
+                         % (", ".join(map(repr, DEVICE_TARGETS)), value))
+    if value != "CPU":
+        raise ValueError("set_context: device_target=%r is not available: s2sad runs on the "
+                         "CPU only today; use device_target='CPU' (or leave it out)" % value)
