@@ -191,6 +191,67 @@ def test_conv1d_bad_arguments():
         nn.Conv1d(4, 2, 3, group=2)
 
 
+# ------------------------------------------------------------ Conv2dTranspose
+def conv_transpose_reference(x, w, b, stride, dilation, pads, out_hw):
+    """out[n, o, i*s + a*d - top, j*s + c*d - left] += x[n, ci, i, j] * w[ci, o, a, c]."""
+    n, c_in, h, wd = x.shape
+    _, c_out, kh, kw = w.shape
+    top, left = pads
+    out = np.zeros((n, c_out) + tuple(out_hw))
+    for i in range(h):
+        for j in range(wd):
+            for a in range(kh):
+                for c in range(kw):
+                    r = i * stride + a * dilation - top
+                    q = j * stride + c * dilation - left
+                    if 0 <= r < out_hw[0] and 0 <= q < out_hw[1]:
+                        out[:, :, r, q] += x[:, :, i, j] @ w[:, :, a, c]
+    return out if b is None else out + b[:, None, None]
+
+
+@pytest.mark.parametrize("kwargs,pads,out_hw", [
+    # 'same': output H * stride; Conv2d 'same' over 10 rows pads 1 row: top 0, bottom 1
+    (dict(stride=2), (0, 0), (10, 8)),
+    (dict(stride=1), (1, 1), (5, 4)),
+    (dict(pad_mode="valid", stride=2, dilation=2), (0, 0), (13, 11)),
+    (dict(pad_mode="pad", padding=1, stride=2, output_padding=1, has_bias=True), (1, 1),
+     (10, 8)),
+])
+def test_conv2d_transpose_values_and_gradients(kwargs, pads, out_hw):
+    x = RNG.standard_normal((2, 3, 5, 4))
+    s2sad.set_seed(4)
+    conv = to_float64(nn.Conv2dTranspose(3, 2, 3, weight_init="he_uniform", bias_init="normal",
+                                         **kwargs))
+    assert conv.weight.shape == (3, 2, 3, 3)
+    b = conv.bias.asnumpy() if kwargs.get("has_bias") else None
+    expected = conv_transpose_reference(x, conv.weight.asnumpy(), b, kwargs.get("stride", 1),
+                                        kwargs.get("dilation", 1), pads, out_hw)
+    got = conv(Tensor(x))
+    assert got.shape == expected.shape
+    np.testing.assert_allclose(value(got), expected, rtol=1e-10, atol=1e-12)
+    check_grads(conv, Tensor(x))
+
+
+def test_conv2d_transpose_is_the_adjoint_of_conv2d():
+    # <conv2d(y), x> == <y, conv2d_transpose(x)> for the same weight and geometry
+    y = RNG.standard_normal((2, 2, 10, 8))
+    x = RNG.standard_normal((2, 3, 5, 4))
+    conv = to_float64(nn.Conv2d(2, 3, 3, stride=2, pad_mode="same", weight_init="normal"))
+    up = to_float64(nn.Conv2dTranspose(3, 2, 3, stride=2, pad_mode="same"))
+    up.weight.set_data(conv.weight._data)
+    lhs = np.sum(value(conv(Tensor(y))) * x)
+    rhs = np.sum(y * value(up(Tensor(x))))
+    assert value(conv(Tensor(y))).shape == x.shape
+    np.testing.assert_allclose(lhs, rhs, rtol=1e-10)
+
+
+def test_conv2d_transpose_bad_output_padding():
+    with pytest.raises(ValueError, match="'output_padding' must be 0 unless"):
+        nn.Conv2dTranspose(2, 2, 3, output_padding=1)
+    with pytest.raises(ValueError, match="'output_padding' must be smaller"):
+        nn.Conv2dTranspose(2, 2, 3, pad_mode="pad", output_padding=1)
+
+
 # ------------------------------------------------------------------ GroupNorm
 def group_norm_reference(x, groups, gamma, beta, eps):
     n, c = x.shape[:2]
