@@ -315,3 +315,57 @@ def test_network_of_new_layers_differentiated_with_get_by_list():
         expected = param_numeric_grad(lambda: float(value(net(x, labels))), p)
         np.testing.assert_allclose(value(g), expected, rtol=1e-5, atol=1e-8,
                                    err_msg="parameter %s" % p.name)
+
+
+# -------------------------------------------------------------- Assign, Print
+class AssignNet(nn.Cell):
+    def __init__(self, functional=False):
+        super().__init__()
+        self.w = s2sad.Parameter(Tensor(np.ones((2, 3), np.float32)), name="w")
+        self.assign = ops.assign if functional else ops.Assign()
+
+    def construct(self, x):
+        self.assign(self.w, x)
+        return ops.sum(self.w * x)
+
+
+def test_assign_updates_a_parameter_eagerly():
+    net = AssignNet()
+    out = net(Tensor(np.full((2, 3), 2.0)))
+    assert float(value(out)) == pytest.approx(24.0)       # the new value is read after
+    assert net.w.dtype == s2sad.float32
+    np.testing.assert_array_equal(net.w.asnumpy(), np.full((2, 3), 2.0))
+    assert ops.assign(net.w, 5) is net.w                   # a number is broadcast
+    np.testing.assert_array_equal(net.w.asnumpy(), np.full((2, 3), 5.0))
+    with pytest.raises(TypeError, match="'variable' must be a Parameter"):
+        ops.Assign()(Tensor(np.ones(3)), 1.0)
+    with pytest.raises(ValueError, match="cannot be written into 'variable' of shape"):
+        ops.Assign()(net.w, np.ones(4))
+
+
+@pytest.mark.parametrize("functional", [False, True])
+def test_assign_in_a_differentiated_function_is_a_compile_error(functional):
+    net = AssignNet(functional)
+    with pytest.raises(s2sad.errors.CompileError,
+                       match="(?s)ops.Assign cannot update a Parameter.*hint: update the") as e:
+        ops.GradOperation()(net)(Tensor(np.ones((2, 3))))
+    assert "self.assign(self.w, x)" in str(e.value)          # the user's line, with a caret
+    np.testing.assert_array_equal(net.w.asnumpy(), np.ones((2, 3)))
+
+
+def test_print_runs_on_every_call_of_compiled_code(capsys):
+    class Net(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.print = ops.Print()
+
+        def construct(self, x):
+            self.print("x:", x)
+            ops.print_("twice:", x * 2)
+            return ops.sum(x * x)
+
+    grad = ops.GradOperation()(Net())
+    for k in (1.0, 3.0):
+        np.testing.assert_allclose(value(grad(Tensor(np.full(2, k)))), [2 * k, 2 * k])
+    printed = capsys.readouterr().out.splitlines()
+    assert printed == ["x: [1. 1.]", "twice: [2. 2.]", "x: [3. 3.]", "twice: [6. 6.]"]
