@@ -10,5 +10,6 @@ from . import layer, loss, optim, wrap
 
 __all__ = (["Cell"] + list(_layer_all)
            + ["LossBase", "MSELoss", "L1Loss", "SmoothL1Loss", "SoftmaxCrossEntropyWithLogits",
-              "BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "NLLLoss", "Optimizer", "SGD", "Momentum", "Adam",
-              "AdamWeightDecay", "WithLossCell", "WithEvalCell", "TrainOneStepCell"])
+              "BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "NLLLoss", "Optimizer", "SGD",
+              "Momentum", "Adam", "AdamWeightDecay", "WithLossCell", "WithEvalCell",
+              "TrainOneStepCell"])

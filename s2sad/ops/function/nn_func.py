@@ -255,7 +255,7 @@ def _class_loss(log_probs, target, weight, ignore_index, reduction, label_smooth
 
 def nll_loss(inputs, target, weight=None, ignore_index=-100, reduction="mean",
              label_smoothing=0.0):
-    """Negative log-likelihood of the class indices ``target`` under the log-probabilities ``inputs``.
+    """Negative log-likelihood of the class indices ``target`` under log-probabilities ``inputs``.
 
     ``inputs`` is [N, C] (or [C], [N, C, d1, ...]) and ``target`` [N] (or
     [], [N, d1, ...]); ``weight`` [C] weighs each class; targets equal to
