@@ -3,12 +3,13 @@ from .cell import Cell
 from .layer import *  # noqa: F401,F403
 from .layer import __all__ as _layer_all
 from .loss import (LossBase, MSELoss, L1Loss, SmoothL1Loss, SoftmaxCrossEntropyWithLogits,
-                   BCELoss, BCEWithLogitsLoss)
+                   BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, NLLLoss)
 from .optim import Optimizer, SGD, Momentum, Adam, AdamWeightDecay
 from .wrap import WithLossCell, WithEvalCell, TrainOneStepCell
 from . import layer, loss, optim, wrap
 
 __all__ = (["Cell"] + list(_layer_all)
            + ["LossBase", "MSELoss", "L1Loss", "SmoothL1Loss", "SoftmaxCrossEntropyWithLogits",
-              "BCELoss", "BCEWithLogitsLoss", "Optimizer", "SGD", "Momentum", "Adam",
-              "AdamWeightDecay", "WithLossCell", "WithEvalCell", "TrainOneStepCell"])
+              "BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "NLLLoss", "Optimizer", "SGD",
+              "Momentum", "Adam", "AdamWeightDecay", "WithLossCell", "WithEvalCell",
+              "TrainOneStepCell"])

@@ -4,10 +4,11 @@
 ``'none'`` (the per-element losses, shaped like the input).
 """
 from .. import ops
+from ..tensor import Tensor
 from .cell import Cell
 
 __all__ = ["LossBase", "MSELoss", "L1Loss", "SmoothL1Loss", "SoftmaxCrossEntropyWithLogits",
-           "BCELoss", "BCEWithLogitsLoss"]
+           "BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "NLLLoss"]
 
 _ALL = ()   # ReduceSum / ReduceMean over every axis
 
@@ -122,25 +123,72 @@ class BCELoss(LossBase):
 
 
 class BCEWithLogitsLoss(LossBase):
-    """Binary cross entropy of ``sigmoid(logits)``, computed stably from the logits."""
+    """Binary cross entropy of ``sigmoid(logits)``, computed stably from the logits.
+
+    The formula is ``ops.binary_cross_entropy_with_logits``'s.
+    """
 
     def __init__(self, reduction="mean", weight=None, pos_weight=None):
         super().__init__(reduction)
         self.weight = weight
         self.pos_weight = pos_weight
-        self.has_weight = weight is not None
-        self.has_pos_weight = pos_weight is not None
-        self.softplus = ops.Softplus()
 
     def construct(self, logits, labels):
-        # -[p * y * log(sigmoid(z)) + (1 - y) * log(1 - sigmoid(z))]
-        # with log(sigmoid(z)) = -softplus(-z), log(1 - sigmoid(z)) = -softplus(z)
-        if self.has_pos_weight:
-            x = self.pos_weight * labels * self.softplus(-logits) \
-                + (1 - labels) * self.softplus(logits)
-        else:
-            x = labels * self.softplus(-logits) + (1 - labels) * self.softplus(logits)
-        if self.has_weight:
-            x = x * self.weight
-        return self.get_loss(x)
+        return ops.binary_cross_entropy_with_logits(logits, labels, self.weight, self.pos_weight,
+                                                    self.reduction)
 
+
+def _check_class_loss_args(who, weight, ignore_index, label_smoothing=0.0):
+    """ValueError/TypeError naming the argument of CrossEntropyLoss or NLLLoss that is wrong."""
+    if weight is not None and not isinstance(weight, Tensor):
+        raise TypeError("For '%s', 'weight' must be a Tensor of shape (C,) or None, but got %s"
+                        % (who, type(weight).__name__))
+    if weight is not None and len(weight.shape) != 1:
+        raise ValueError("For '%s', 'weight' must have shape (C,), but got %s"
+                         % (who, tuple(weight.shape)))
+    if isinstance(ignore_index, bool) or not isinstance(ignore_index, int):
+        raise TypeError("For '%s', 'ignore_index' must be an int, but got %r"
+                        % (who, ignore_index))
+    if isinstance(label_smoothing, bool) or not isinstance(label_smoothing, (int, float)) \
+            or not 0.0 <= label_smoothing <= 1.0:
+        raise ValueError("For '%s', 'label_smoothing' must be a float in [0.0, 1.0], but got %r"
+                         % (who, label_smoothing))
+
+
+class CrossEntropyLoss(LossBase):
+    """Cross entropy of ``softmax(logits)`` over the class axis (``ops.cross_entropy``).
+
+    ``logits`` is [C], [N, C] or [N, C, d1, ...].  ``labels`` are class
+    indices (one axis fewer; ``ignore_index`` marks entries that count for
+    nothing) or class probabilities (``logits``' shape).  ``weight`` [C]
+    weighs the classes; ``label_smoothing`` mixes a uniform distribution into
+    the targets.
+    """
+
+    def __init__(self, weight=None, ignore_index=-100, reduction="mean", label_smoothing=0.0):
+        super().__init__(reduction)
+        _check_class_loss_args("CrossEntropyLoss", weight, ignore_index, label_smoothing)
+        self.weight = weight
+        self.ignore_index = ignore_index
+        self.label_smoothing = float(label_smoothing)
+
+    def construct(self, logits, labels):
+        return ops.cross_entropy(logits, labels, self.weight, self.ignore_index, self.reduction,
+                                 self.label_smoothing)
+
+
+class NLLLoss(LossBase):
+    """Negative log-likelihood of class indices under log-probabilities (``ops.nll_loss``).
+
+    ``logits`` are log-probabilities ([N, C], [C] or [N, C, d1, ...]), for
+    instance a LogSoftmax(axis=1) output; ``labels`` class indices.
+    """
+
+    def __init__(self, weight=None, ignore_index=-100, reduction="mean"):
+        super().__init__(reduction)
+        _check_class_loss_args("NLLLoss", weight, ignore_index)
+        self.weight = weight
+        self.ignore_index = ignore_index
+
+    def construct(self, logits, labels):
+        return ops.nll_loss(logits, labels, self.weight, self.ignore_index, self.reduction)

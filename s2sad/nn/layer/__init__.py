@@ -4,15 +4,17 @@ Each layer's ``construct`` is plain Python over primitives, so s2sad inlines it
 into the adjoint of any network that uses it.
 """
 from .container import SequentialCell, CellList
-from .activation import (ReLU, ReLU6, LeakyReLU, ELU, GELU, Sigmoid, Tanh, Softplus, Softmax,
-                         LogSoftmax, get_activation)
-from .basic import Dense, Flatten, Dropout
-from .conv import Conv2d
-from .pooling import MaxPool2d, AvgPool2d
-from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm
+from .activation import (ReLU, ReLU6, LeakyReLU, ELU, GELU, Sigmoid, SiLU, Tanh, Softplus,
+                         Softmax, LogSoftmax, get_activation)
+from .basic import Dense, Flatten, Dropout, Identity
+from .conv import Conv1d, Conv2d, Conv2dTranspose
+from .pooling import MaxPool2d, AvgPool2d, AdaptiveAvgPool2d
+from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm, GroupNorm
 from .embedding import Embedding
 
 __all__ = ["SequentialCell", "CellList", "ReLU", "ReLU6", "LeakyReLU", "ELU", "GELU",
-           "Sigmoid", "Tanh", "Softplus", "Softmax", "LogSoftmax", "get_activation", "Dense",
-           "Flatten", "Dropout", "Conv2d", "MaxPool2d", "AvgPool2d", "BatchNorm1d",
-           "BatchNorm2d", "LayerNorm", "Embedding"]
+           "Sigmoid", "SiLU", "Tanh", "Softplus", "Softmax", "LogSoftmax", "get_activation",
+           "Dense", "Flatten", "Dropout", "Identity", "Conv1d", "Conv2d", "Conv2dTranspose",
+           "MaxPool2d",
+           "AvgPool2d", "AdaptiveAvgPool2d", "BatchNorm1d", "BatchNorm2d", "LayerNorm",
+           "GroupNorm", "Embedding"]

@@ -2,7 +2,7 @@
 from ... import ops
 from ..cell import Cell
 
-__all__ = ["ReLU", "ReLU6", "LeakyReLU", "ELU", "GELU", "Sigmoid", "Tanh", "Softplus",
+__all__ = ["ReLU", "ReLU6", "LeakyReLU", "ELU", "GELU", "Sigmoid", "SiLU", "Tanh", "Softplus",
            "Softmax", "LogSoftmax", "get_activation"]
 
 
@@ -78,6 +78,13 @@ class Sigmoid(Cell):
         return self.sigmoid(x)
 
 
+class SiLU(Cell):
+    """x * sigmoid(x) (``ops.silu``)."""
+
+    def construct(self, x):
+        return ops.silu(x)
+
+
 class Tanh(Cell):
     """tanh(x)."""
 
@@ -132,7 +139,7 @@ class LogSoftmax(Cell):
 
 _ACTIVATIONS = {
     "relu": ReLU, "relu6": ReLU6, "leakyrelu": LeakyReLU, "elu": ELU, "gelu": GELU,
-    "sigmoid": Sigmoid, "tanh": Tanh, "softplus": Softplus, "softmax": Softmax,
+    "sigmoid": Sigmoid, "silu": SiLU, "tanh": Tanh, "softplus": Softplus, "softmax": Softmax,
     "logsoftmax": LogSoftmax,
 }
 

@@ -1,4 +1,4 @@
-"""Dense, Flatten and Dropout."""
+"""Dense, Flatten, Dropout and Identity."""
 from ... import ops
 from ... import dtype as mstype
 from ...common.initializer import initializer
@@ -7,7 +7,7 @@ from ...tensor import Parameter
 from ..cell import Cell
 from .activation import get_activation
 
-__all__ = ["Dense", "Flatten", "Dropout"]
+__all__ = ["Dense", "Flatten", "Dropout", "Identity"]
 
 
 def _check_positive_int(value, name, who):
@@ -117,3 +117,10 @@ class Dropout(Cell):
 
     def extend_repr(self):
         return "p={}".format(self.p)
+
+
+class Identity(Cell):
+    """Returns its input: a placeholder where a network may or may not have a layer."""
+
+    def construct(self, x):
+        return x

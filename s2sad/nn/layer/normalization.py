@@ -1,4 +1,4 @@
-"""BatchNorm1d, BatchNorm2d and LayerNorm.
+"""BatchNorm1d, BatchNorm2d, LayerNorm and GroupNorm.
 
 Batch normalisation in training mode normalises with the batch's statistics
 and moves the running statistics ``moving_mean`` / ``moving_variance``
@@ -20,7 +20,7 @@ from ...common.initializer import initializer
 from ...tensor import Parameter, Tensor
 from ..cell import Cell
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "LayerNorm"]
+__all__ = ["BatchNorm1d", "BatchNorm2d", "LayerNorm", "GroupNorm"]
 
 
 class _BatchNorm(Cell):
@@ -139,3 +139,49 @@ class LayerNorm(Cell):
     def extend_repr(self):
         return "normalized_shape={}, begin_norm_axis={}, begin_params_axis={}".format(
             self.normalized_shape, self.begin_norm_axis, self.begin_params_axis)
+
+
+class GroupNorm(Cell):
+    """Normalise ``x`` [N, C, *] over each group of ``C / num_groups`` channels (and all of
+    ``*``), then ``* gamma + beta`` per channel.
+
+    The variance is the biased one (divided by the count), as in MindSpore;
+    ``affine=False`` freezes ``gamma`` (ones) and ``beta`` (zeros).  The
+    statistics come from each sample alone, so training and evaluation agree.
+    """
+
+    def __init__(self, num_groups, num_channels, eps=1e-5, affine=True, gamma_init="ones",
+                 beta_init="zeros", dtype=mstype.float32):
+        super().__init__()
+        for name, value in (("num_groups", num_groups), ("num_channels", num_channels)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError("For 'GroupNorm', '%s' must be a positive int, but got %r"
+                                 % (name, value))
+        if num_channels % num_groups:
+            raise ValueError("For 'GroupNorm', the 'num_channels' must be divided by "
+                             "'num_groups', but got 'num_channels': %d, 'num_groups': %d"
+                             % (num_channels, num_groups))
+        if not eps > 0:
+            raise ValueError("For 'GroupNorm', 'eps' must be positive, but got %r" % (eps,))
+        self.num_groups = num_groups
+        self.num_channels = num_channels
+        self.eps = float(eps)
+        self.affine = bool(affine)
+        self.gamma = Parameter(initializer(gamma_init, [num_channels], dtype), name="gamma",
+                               requires_grad=self.affine)
+        self.beta = Parameter(initializer(beta_init, [num_channels], dtype), name="beta",
+                              requires_grad=self.affine)
+
+    def construct(self, x):
+        shape = ops.shape(x)
+        n = shape[0]
+        grouped = ops.reshape(x, (n, self.num_groups, -1))
+        centred = grouped - ops.mean(grouped, 2, True)
+        variance = ops.mean(ops.square(centred), 2, True)
+        normed = ops.reshape(centred / ops.sqrt(variance + self.eps), (n, self.num_channels, -1))
+        out = normed * ops.expand_dims(self.gamma, 1) + ops.expand_dims(self.beta, 1)
+        return ops.reshape(out, shape)
+
+    def extend_repr(self):
+        return "num_groups={}, num_channels={}, eps={}, affine={}".format(
+            self.num_groups, self.num_channels, self.eps, self.affine)

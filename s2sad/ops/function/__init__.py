@@ -12,6 +12,7 @@ from . import math_func, array_func, nn_func
 from .math_func import *  # noqa: F401,F403
 from .array_func import *  # noqa: F401,F403
 from .nn_func import *  # noqa: F401,F403
+from ..operations.effect_ops import assign, print_  # noqa: F401
 
 FAMILIES = (math_func, array_func, nn_func)
 
