@@ -8,7 +8,7 @@ from . import dtype
 from .dtype import (float16, float32, float64, int8, int16, int32, int64, uint8, bool_)
 from .tensor import Tensor, Parameter, ParameterTuple
 from . import ops, nn
-from .ad.grad import mutable, clear_caches, RecompileWarning
+from .driver import mutable, clear_caches, RecompileWarning
 from .ad.api import grad, value_and_grad, vjp, jvp, jacfwd, jacrev, hessian
 from .ad.jacobian import Jacobian, Hessian
 from .ad.check import check_grads, GradCheckError

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import s2sad
-import s2sad.ad.grad as G
-from s2sad.ad import pipeline
+from s2sad import driver as G
+from s2sad.opt import pipeline
 from s2sad import ops
 from s2sad.backend import rt_rows, runtime
 from s2sad.backend.rt_rows import Rows, stack_rows

@@ -15,7 +15,7 @@ import pytest
 
 import s2sad
 from s2sad import ops
-from s2sad.ad import pipeline
+from s2sad.opt import pipeline
 from s2sad.backend import runtime as rt
 
 from gradcheck import numeric_grad

@@ -10,8 +10,8 @@ import pytest
 
 import s2sad
 from s2sad import ops
-from s2sad.ad import grad as G
-from s2sad.ad import pipeline
+from s2sad import driver as G
+from s2sad.opt import pipeline
 from s2sad.ad.inline import attributed
 from s2sad.frontend.build import Builder
 

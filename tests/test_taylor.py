@@ -14,7 +14,7 @@ import numpy as np
 
 import s2sad
 from s2sad import Tensor
-from s2sad.ad import pipeline
+from s2sad.opt import pipeline
 from s2sad.ops import GradOperation
 from s2sad.ops import operations as P
 from s2sad.ops._grad import taylor_rules

@@ -25,7 +25,7 @@ from typing import Any, Callable, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
-from . import grad as G
+from .. import driver as G
 from .. import tracebacks
 from ..compat import signature
 from ..errors import S2SADError

@@ -34,7 +34,7 @@ from ..ops.operations import math_ops as M
 from ..ops.operations import array_ops as A
 from ..backend.runtime import UNDEFINED
 from .inline import inline_rule, rule_name
-from .options import current as current_options
+from ..opt.options import current as current_options
 
 
 def _user_code(fn):

@@ -9,8 +9,8 @@ import numpy as np
 
 from .. import tracebacks
 from ..compat import signature
-from ..ad import grad as G
-from ..ad.nested import stage_gradient
+from .. import driver as G
+from ..driver.nested import stage_gradient
 from ..errors import S2SADError
 from ..tensor import Tensor, Weights, _wrap as _tensor_of
 from ..frontend import resolve
