@@ -9,6 +9,7 @@ from .dtype import (float16, float32, float64, int8, int16, int32, int64, uint8,
 from .tensor import Tensor, Parameter, ParameterTuple
 from . import ops, nn
 from .driver import mutable, clear_caches, RecompileWarning
+from .opt.options import options
 from .ad.api import grad, value_and_grad, vjp, jvp, jacfwd, jacrev, hessian
 from .ad.jacobian import Jacobian, Hessian
 from .ad.check import check_grads, GradCheckError

@@ -1,5 +1,5 @@
 """A backward loop's work on popped values runs once over their stacked rows
-(``ir/batch.py``, ``rt.stack_rows``).
+(``opt/batch.py``, ``rt.stack_rows``).
 
 Gradients are compared with central differences and with the pipeline
 without the pass; each way ``rt.stack_rows`` can answer (stacked at once, a

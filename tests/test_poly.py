@@ -1,4 +1,4 @@
-"""Polynomial collection between derivative orders (``s2sad/ir/poly.py``).
+"""Polynomial collection between derivative orders (``s2sad/opt/poly.py``).
 
 Values are checked against closed forms (the derivatives of ``tanh`` are
 polynomials in ``tanh``, those of ``(x - 1)**4`` are known), against central
