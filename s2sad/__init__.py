@@ -8,7 +8,8 @@ from . import dtype
 from .dtype import (float16, float32, float64, int8, int16, int32, int64, uint8, bool_)
 from .tensor import Tensor, Parameter, ParameterTuple, tensor
 from . import ops, nn
-from .ad.grad import mutable, clear_caches, RecompileWarning
+from .driver import mutable, clear_caches, RecompileWarning
+from .opt.options import options
 from .api import (grad, value_and_grad, vjp, jvp, jacfwd, jacrev, hessian, Jacobian, Hessian,
                   check_grads, GradCheckError, get_source, get_ir)
 from .errors import S2SADError, CompileError, UnsupportedSyntaxError, NoGradientRuleError

@@ -307,7 +307,7 @@ def _compile(fn, weights, args):
     """The Compiled program ``dump`` prints: reverse or forward mode, of any order."""
     from .ops import GradOperation
     from .api.gradfunction import GradFunction, as_function
-    from .ad import grad as G
+    from . import driver as G
     if args.order < 1:
         raise UsageError("--order must be 1 or more, got %d" % args.order)
     if args.mode == "forward" and (args.get_all or args.get_by_list or args.sens_param):

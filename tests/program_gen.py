@@ -1442,7 +1442,7 @@ def target_of(program, module):
 
 def clear_caches():
     """Drop compiled code, so memory stays bounded across thousands of programs."""
-    from s2sad.ad import grad as G
+    from s2sad import driver as G
     from s2sad.api import vjp_jvp
     from s2sad.frontend import parse
     G.cache.clear()

@@ -1,5 +1,5 @@
 """A backward loop's work on popped values runs once over their stacked rows
-(``ir/batch.py``, ``rt.stack_rows``).
+(``opt/batch.py``, ``rt.stack_rows``).
 
 Gradients are compared with central differences and with the pipeline
 without the pass; each way ``rt.stack_rows`` can answer (stacked at once, a
@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import s2sad
-import s2sad.ad.grad as G
-from s2sad.ad import pipeline
+from s2sad import driver as G
+from s2sad.opt import pipeline
 from s2sad import ops
 from s2sad.runtime import rt_rows
 from s2sad import runtime

@@ -13,7 +13,7 @@ import pytest
 
 import s2sad
 from s2sad import ops, Tensor, Parameter
-from s2sad.ad import grad as G
+from s2sad import driver as G
 
 from gradcheck import numeric_grad
 

@@ -8,7 +8,7 @@ import pytest
 
 import s2sad
 from s2sad import nn, ops
-from s2sad.ad import grad as G
+from s2sad import driver as G
 from s2sad.errors import CompileError, NoGradientRuleError, UnsupportedSyntaxError
 
 THIS_FILE = os.path.basename(__file__)

@@ -12,7 +12,7 @@ import pytest
 
 import s2sad
 from s2sad import ops, Tensor
-from s2sad.ad import grad as G
+from s2sad import driver as G
 from s2sad.runtime import userlines
 from s2sad.errors import RuleError
 from s2sad.ops._grad import bprop_getters

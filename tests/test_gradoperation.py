@@ -10,7 +10,7 @@ import pytest
 
 import s2sad
 from s2sad import nn, ops, Tensor, Parameter, ParameterTuple
-from s2sad.ad import grad as G
+from s2sad import driver as G
 
 from gradcheck import numeric_grad, weighted_sum
 

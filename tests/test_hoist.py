@@ -1,4 +1,4 @@
-"""Loop-invariant elementwise ops move before their loop (``ir/hoist.py``), and
+"""Loop-invariant elementwise ops move before their loop (``opt/hoist.py``), and
 what a loop's stack keeps.
 
 Gradients are compared with central differences and with the pipeline

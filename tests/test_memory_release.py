@@ -1,7 +1,7 @@
 """Peak memory of generated code: op order and results written into dead temporaries.
 
 Codegen reorders runs of elementwise ops so fewer large values are alive at
-once (``ir/liveness.py`` ``schedule``) and lets an elementwise op write its
+once (``opt/liveness.py`` ``schedule``) and lets an elementwise op write its
 result into an operand that dies there when ``rt.spare`` finds that nothing
 else can see it.  Results must equal the code without either (bit for bit:
 the same operations run), gradients must match finite differences or a
@@ -15,7 +15,7 @@ import pytest
 
 import s2sad
 from s2sad import ops
-from s2sad.ad import pipeline
+from s2sad.opt import pipeline
 from s2sad import runtime as rt
 
 from gradcheck import numeric_grad

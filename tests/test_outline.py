@@ -88,7 +88,7 @@ def test_two_calls_of_one_callee_share_its_functions():
 
 
 def test_forward_mode_outlines_each_call_as_a_jvp():
-    compiled = s2sad.ad.grad.compile_jvp(Net.construct, Net(), [None], (("tensor",),))
+    compiled = s2sad.driver.compile_jvp(Net.construct, Net(), [None], (("tensor",),))
     assert defs(compiled.source) == ["shifted_jvp", "Scale_jvp", "Net_construct_jvp"]
 
 

@@ -12,8 +12,9 @@ import pytest
 
 import s2sad
 from s2sad import ops
-from s2sad.ad import grad as G
-from s2sad.ad import pipeline
+from s2sad import driver as G
+from s2sad.driver import compile as driver_compile, specs
+from s2sad.opt import pipeline
 from s2sad import runtime as rt
 
 from gradcheck import numeric_grad
@@ -278,7 +279,7 @@ def test_seed_of_a_mean_divides_in_one_call(mod):
 
 def test_mean_seed_needs_the_count_of_the_seeded_value():
     from s2sad.ir.nodes import Func, Op, Var, Const
-    from s2sad.ir.seed import seed_each_of_mean
+    from s2sad.opt.seed import seed_each_of_mean
     from s2sad.ops.operations import array_ops as A, math_ops as M
     a, b, s, c, r = (Var(h) for h in "abscr")
     ops_ = [Op(A.ReductionSeed("mean"), [a], [s]), Op(A.ReducedCount(), [b, Const(())], [c]),
@@ -625,7 +626,7 @@ def test_argument_specs_fast_path_matches_the_full_walk():
               Parameter(Tensor(np.ones(2)), name="p"), s2sad.mutable(1.0),
               s2sad.mutable((1.0, 2.0)), np.ones(3).view(np.ndarray)]
     for v in values:
-        assert G.arg_spec(v) == G._arg_spec_slow(v), v
+        assert G.arg_spec(v) == specs._arg_spec_slow(v), v
     # True and 1 compile differently (constants are keyed by type and value)
     assert G.arg_spec((True, 0)) != G.arg_spec((1, 0))
     assert G.arg_spec(1.0) != G.arg_spec(1)
@@ -776,7 +777,7 @@ def test_unbroadcast_sums_the_same_axes_on_every_call():
 def test_compiling_pauses_the_collector_and_resumes_it(mod):
     import gc
     seen = []
-    real = G.reverse
+    real = driver_compile.reverse
 
     def spy(*a, **k):
         seen.append(gc.isenabled())
@@ -785,7 +786,7 @@ def test_compiling_pauses_the_collector_and_resumes_it(mod):
     x = np.linspace(0.1, 1, 4)
     G.cache.clear()
     try:
-        G.reverse = spy
+        driver_compile.reverse = spy
         assert gc.isenabled()
         ops.GradOperation()(ops.GradOperation()(mod.chain))(x)     # nested compiles
         assert seen and not any(seen)
@@ -796,7 +797,7 @@ def test_compiling_pauses_the_collector_and_resumes_it(mod):
         assert not gc.isenabled()
     finally:
         gc.enable()
-        G.reverse = real
+        driver_compile.reverse = real
         G.cache.clear()
 
 

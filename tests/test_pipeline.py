@@ -1,4 +1,4 @@
-"""The pass lists and compile options (``s2sad/ad/pipeline.py``) and rule inlining (``ad/inline.py``).
+"""The pass lists and compile options (``s2sad/opt/pipeline.py``) and rule inlining (``ad/inline.py``).
 
 Code compiled under some options must never serve a call made under others:
 the cache key holds the options, and changing them drops the prepared call
@@ -10,8 +10,8 @@ import pytest
 
 import s2sad
 from s2sad import ops
-from s2sad.ad import grad as G
-from s2sad.ad import pipeline
+from s2sad import driver as G
+from s2sad.opt import pipeline
 from s2sad.ad.inline import attributed
 from s2sad.frontend.build import Builder
 
@@ -102,6 +102,22 @@ def test_release_option_keeps_every_temporary():
         assert "del " not in g.last.source
     np.testing.assert_allclose(got, _fd(f), rtol=1e-7, atol=1e-9)
 
+
+def test_public_options_switch_taylor_mode_and_are_typed():
+    """``s2sad.options`` is the pipeline's ``options``: it changes what compiles, restores
+    the defaults after the block, and its hints resolve (it is public API)."""
+    import typing
+    assert s2sad.options is pipeline.options
+    G.cache.clear()
+    g = ops.GradOperation()(ops.GradOperation()(f))
+    with s2sad.options(taylor=False) as now:
+        assert now == pipeline.CompileOptions(taylor=False) and pipeline.current() is now
+        nested = g(X)
+        assert not g.last.source.startswith("# s2sad: order-2 gradient")
+    assert pipeline.current() is pipeline.DEFAULT
+    np.testing.assert_allclose(nested, -2 * np.cos(X) + X * np.sin(X), rtol=1e-12, atol=1e-12)
+    hints = typing.get_type_hints(s2sad.options)
+    assert hints["return"] == typing.Iterator[pipeline.CompileOptions]
 
 def test_options_nest_and_are_restored_after_an_error():
     assert pipeline.current() is pipeline.DEFAULT

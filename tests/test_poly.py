@@ -1,4 +1,4 @@
-"""Polynomial collection between derivative orders (``s2sad/ir/poly.py``).
+"""Polynomial collection between derivative orders (``s2sad/opt/poly.py``).
 
 Values are checked against closed forms (the derivatives of ``tanh`` are
 polynomials in ``tanh``, those of ``(x - 1)**4`` are known), against central
@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 import s2sad
-from s2sad.ad import pipeline
+from s2sad.opt import pipeline
 from s2sad.ir import Var, Const, Func
 from s2sad.ir.nodes import Op
-from s2sad.ir.poly import collect_polynomials
+from s2sad.opt.poly import collect_polynomials
 from s2sad.ops import GradOperation
 from s2sad.ops.operations import math_ops as M
 

@@ -1016,13 +1016,14 @@ def test_family_primitives_have_rules_and_docs():
 # machinery.  Checked against finite differences of the first gradient.
 def second_order(fn, args):
     """Gradient of the sum of all first-order input gradients, by reverse mode twice."""
-    from s2sad.ad import grad as G
+    from s2sad.driver.specs import arg_spec
+    from s2sad.driver.tracing import trace
     from s2sad.ad.reverse import reverse
     from s2sad.backend.codegen import CodeGen
     from s2sad.backend.compile import compile_source
     from s2sad.ir.passes import dce
-    specs = tuple(G.arg_spec(a) for a in args)
-    t = G.trace(fn, None, args, specs)
+    specs = tuple(arg_spec(a) for a in args)
+    t = trace(fn, None, args, specs)
     first = dce(reverse(t.forward, t.flat_inputs))
     second = dce(reverse(first, t.flat_inputs, name="second_order"))
     gen = CodeGen()

@@ -1,4 +1,4 @@
-"""A value a loop only scales by constants is scaled once (``ir/recurrences.py``).
+"""A value a loop only scales by constants is scaled once (``opt/recurrences.py``).
 
 Results are compared with closed forms, central differences, and the same
 pipeline without the pass; the generated code is checked for the one call

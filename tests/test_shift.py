@@ -11,7 +11,7 @@ import pytest
 
 import s2sad
 from s2sad import ops
-from s2sad.ad import pipeline
+from s2sad.opt import pipeline
 
 from gradcheck import numeric_grad
 

@@ -2,7 +2,7 @@
 
 ``GradOperation()`` applied n >= 2 times to a plain function is compiled by
 propagating derivatives along ``ones_like(x)`` and one reverse sweep.  With
-``s2sad.ad.pipeline.options(taylor=False)`` the same chain is compiled the other way,
+``s2sad.options(taylor=False)`` the same chain is compiled the other way,
 by differentiating each order's whole program again: the path that
 ``test_second_order.py`` checks against finite differences for every
 primitive.
@@ -14,7 +14,7 @@ import numpy as np
 
 import s2sad
 from s2sad import Tensor
-from s2sad.ad import pipeline
+from s2sad.opt import pipeline
 from s2sad.ops import GradOperation
 from s2sad.ops import operations as P
 from s2sad.ops._grad import taylor_rules

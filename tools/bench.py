@@ -70,7 +70,7 @@ import numpy as np  # noqa: E402
 
 import s2sad  # noqa: E402
 from s2sad import ops  # noqa: E402
-from s2sad.ad import grad as _G  # noqa: E402
+from s2sad import driver as _G  # noqa: E402
 
 PEER_NAMES = ("autograd", "torch", "jax", "tangent")
 # tool keys in table order; "jax_jit" comes with "jax"

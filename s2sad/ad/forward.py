@@ -13,7 +13,7 @@ from ..ir.nodes import Var, Const, Op, Func, Region, AdjointOf, leaves, map_stru
 from ..ir import control as C
 from ..ops._grad import jvp_getters
 from ..ops.operations import array_ops as A
-from .reverse import _loop_parts
+from .adjoints import loop_parts
 from .inline import inline_rule, rule_name
 
 
@@ -190,7 +190,7 @@ class _Forward:
             tan[op.outs[k].id] = t
 
     def op_loop(self, op, tan):
-        inits, body, params, index = _loop_parts(op)
+        inits, body, params, index = loop_parts(op)
         flags = [isinstance(i, Var) and i.id in tan for i in inits]
         while True:     # which carried values have a tangent on some iteration
             probe = {p.id: Var() for p, f in zip(params, flags) if f}

@@ -22,7 +22,6 @@ from outside the loop are accumulated in carried sums.
 import inspect
 
 import gast
-import numpy as np
 
 from ..errors import CompileError, NoGradientRuleError, RuleError
 from ..ir.nodes import (Var, Const, Op, Func, Region, AdjointOf, defined_ids, leaves,
@@ -34,235 +33,14 @@ from ..ops.operations import math_ops as M
 from ..ops.operations import array_ops as A
 from ..runtime import UNDEFINED
 from .inline import inline_rule, rule_name
-from .options import current as current_options
+from .adjoints import (Adjoints, is_zero, loop_parts, carried_reach, receiving, propagate,
+                       read_vars, non_shape_uses, replace_uses, fresh_pops, copy_ops)
+from ..opt.options import current as current_options
 
 
 def _user_code(fn):
     """Rules outside s2sad are shape-checked where they are used."""
     return not (getattr(fn, "__module__", "") or "").startswith("s2sad.")
-
-
-class _Adjoints:
-    """Contributions to each forward value's adjoint, summed on demand."""
-
-    def __init__(self, builder, zero_ids, shape_pairs):
-        self.b = builder
-        self.contribs = {}
-        self.vars = {}
-        self.zero_ids = zero_ids
-        self.shape_pairs = shape_pairs
-
-    def add(self, var, grad):
-        if isinstance(grad, Const):
-            v = grad.value
-            if v is None or (np.ndim(v) == 0 and not isinstance(v, (tuple, list)) and v == 0):
-                return
-        if isinstance(grad, Var) and grad.id in self.zero_ids:
-            return
-        self.vars[var.id] = var
-        self.contribs.setdefault(var.id, []).append(grad)
-
-    def total(self, var, loc=None):
-        """The summed adjoint of ``var``, named ``d_<var>`` (``None`` if none)."""
-        parts = self.contribs.pop(var.id, None)
-        self.vars.pop(var.id, None)
-        if not parts:
-            return None
-        total = parts[0]
-        if len(parts) > 1:
-            saved = self.b.loc_override
-            self.b.loc_override = loc or saved
-            for p in parts[1:]:
-                total = self.b.emit(M.Add(), [total, p], loc)
-            self.b.loc_override = saved
-        if isinstance(total, Var):
-            if total.hint is None:
-                total.hint = AdjointOf(var)
-            self.shape_pairs.append((total, var))    # an adjoint has its value's shape
-        return total
-
-    def total_or_zeros(self, var, loc=None):
-        t = self.total(var, loc)
-        if t is None:
-            t = self.b.emit(A.ZerosLike(), [var], loc)
-            t.hint = AdjointOf(var)
-        return t
-
-    def pending(self):
-        """Vars with contributions not yet summed, in order of first contribution."""
-        return [self.vars[i] for i in self.contribs]
-
-
-def _is_zero(g, zero_ids):
-    """A gradient known to be zero: a ZerosLike result or a constant None/zero."""
-    if isinstance(g, Var):
-        return g.id in zero_ids
-    if isinstance(g, Const):
-        v = g.value
-        return v is None or (isinstance(v, np.ndarray) and not v.any()) or \
-            (np.ndim(v) == 0 and not isinstance(v, (tuple, list)) and v == 0)
-    return False
-
-
-# ------------------------------------------------------------------ activity
-def _loop_parts(op):
-    """``(inits, body, carried params, index param or None)`` of a loop op."""
-    if isinstance(op.prim, C.ForRange):
-        body = op.regions[0]
-        return op.args[3:], body, body.params[1:], body.params[0]
-    body = op.regions[1]
-    return op.args, body, body.params, None
-
-
-def _carried_reach(body, params):
-    """Per carried value, the indices of the body results it flows into.
-
-    None when it also reaches a stateful op (a push): what it feeds there
-    may come back to anything.
-    """
-    uses = [{v.id for v in op.used_vars()} for op in body.ops]
-    pushes = [op.prim.stateful or any(o.prim.stateful for r in op.regions
-                                      for o in walk_ops(r.ops)) for op in body.ops]
-    reach = []
-    for p in params:
-        taint, stateful = {p.id}, False
-        for op, used, push in zip(body.ops, uses, pushes):
-            if not taint.isdisjoint(used):
-                taint.update(o.id for o in op.outs)
-                stateful = stateful or push
-        reach.append(None if stateful else
-                     {j for j, r in enumerate(body.result) if isinstance(r, Var) and r.id in taint})
-    return reach
-
-
-def _receiving(douts, reach):
-    """Indices of the carried values an adjoint can reach: from after the loop, or through
-    the carried values it reaches (a running statistic no output reads gets no slot)."""
-    needed = {k for k, d in enumerate(douts) if d is not None}
-    grown = True
-    while grown:
-        grown = False
-        for k, r in enumerate(reach):
-            if k not in needed and (r is None or r & needed):
-                needed.add(k)
-                grown = True
-    return needed
-
-
-def propagate(ops, active, stacks=None):
-    """Add to ``active`` every value that depends on an active one.
-
-    A value popped from a stack is active when the value pushed at its
-    position is (``stacks`` remembers that per stack, in program order).
-    """
-    stacks = {} if stacks is None else stacks
-    for op in ops:
-        if isinstance(op.prim, C.StackPush):
-            flags = stacks.setdefault(op.args[0].id, [False] * (len(op.args) - 1))
-            for i, v in enumerate(op.args[1:]):
-                flags[i] = flags[i] or (isinstance(v, Var) and v.id in active)
-        elif isinstance(op.prim, C.StackPop):
-            for o, f in zip(op.outs, stacks.get(op.args[0].id, ())):
-                if f:
-                    active.add(o.id)
-        elif isinstance(op.prim, C.If):
-            for r in op.regions:
-                propagate(r.ops, active, stacks)
-            for k, o in enumerate(op.outs):
-                if any(isinstance(r.result[k], Var) and r.result[k].id in active
-                       for r in op.regions):
-                    active.add(o.id)
-        elif isinstance(op.prim, (C.While, C.ForRange)):
-            inits, body, params, _ = _loop_parts(op)
-            cond_params = op.regions[0].params if isinstance(op.prim, C.While) else []
-            flags = [isinstance(i, Var) and i.id in active for i in inits]
-            while True:
-                for k, f in enumerate(flags):
-                    if f:
-                        active.add(params[k].id)
-                        if cond_params:
-                            active.add(cond_params[k].id)
-                propagate(body.ops, active, stacks)
-                new = [f or (isinstance(r, Var) and r.id in active)
-                       for f, r in zip(flags, body.result)]
-                if new == flags:
-                    break
-                flags = new
-            for o, f in zip(op.outs, flags):
-                if f:
-                    active.add(o.id)
-        elif op.prim.differentiable and any(v.id in active for v in op.arg_vars()):
-            active.update(o.id for o in op.outs)
-
-
-def _uses(ops, out=None):
-    """Vars read by ``ops`` (recursively), in order, without repeats."""
-    out = {} if out is None else out
-    for op in ops:
-        for v in op.arg_vars():
-            out.setdefault(v.id, v)
-        for r in op.regions:
-            _uses(r.ops, out)
-            for v in leaves(r.result):
-                if isinstance(v, Var):
-                    out.setdefault(v.id, v)
-    return out
-
-
-def _non_shape_uses(ops, out=None):
-    """Ids of values ``ops`` read somewhere other than at a shape-only input."""
-    out = set() if out is None else out
-    for op in ops:
-        for i, a in enumerate(op.args):
-            if i not in op.prim.shape_only_inputs:
-                out.update(v.id for v in leaves(a) if isinstance(v, Var))
-        for r in op.regions:
-            _non_shape_uses(r.ops, out)
-            out.update(v.id for v in leaves(r.result) if isinstance(v, Var))
-    return out
-
-
-def _replace_uses(ops, new_for):
-    """Replace every read of a value in ``new_for`` (id -> Var) throughout ``ops``."""
-    for op in ops:
-        op.args = [new_for.get(a.id, a) if isinstance(a, Var) else a for a in op.args]
-        for r in op.regions:
-            _replace_uses(r.ops, new_for)
-
-
-def _fresh_pops(ops, subst=None):
-    """Give each ``StackPop`` fresh outputs and rename the reads after it.
-
-    A gradient program's pop rebinds the very values its forward loop pushed;
-    differentiating that program needs them apart: the adjoint of a pushed
-    value and of its popped copy belong to different iterations of different
-    loops.  A pop's values are read only in the region it starts and the
-    regions nested in it, so the renaming is scoped by region.
-    """
-    subst = {} if subst is None else subst
-    for op in ops:
-        op.args = [_substituted(a, subst) for a in op.args]
-        for r in op.regions:
-            inner = dict(subst)
-            _fresh_pops(r.ops, inner)
-            r.result = tuple(_substituted(x, inner) for x in r.result)
-        if isinstance(op.prim, C.StackPop):
-            fresh = [Var(o.hint) for o in op.outs]
-            subst.update((o.id, f) for o, f in zip(op.outs, fresh))
-            op.outs = fresh
-
-
-def _substituted(a, subst):
-    if isinstance(a, tuple):
-        return tuple(_substituted(x, subst) for x in a)
-    return subst.get(a.id, a) if isinstance(a, Var) else a
-
-
-def copy_ops(ops):
-    """A copy of the op tree (same Vars) that AD may add stack pushes to."""
-    return [Op(op.prim, op.args, op.outs, op.loc, op.origin,
-               [Region(r.params, copy_ops(r.ops), r.result) for r in op.regions], op.frame)
-            for op in ops]
 
 
 def _bprop_arity_error(cell, grads, n_in):
@@ -307,7 +85,7 @@ class _Reverse:
         self.late_inputs = []       # runtime inputs first read by a Cell's bprop
 
     def adjoints(self):
-        return _Adjoints(self.b, self.zero_ids, self.shape_pairs)
+        return Adjoints(self.b, self.zero_ids, self.shape_pairs)
 
     def block(self, ops, adj, params=()):
         """Backward ops of ``ops`` (a function body or region, entered with ``params``)."""
@@ -430,7 +208,7 @@ class _Reverse:
     def distribute(self, adj, arg, g, getter, op):
         """Add gradient structure ``g`` to the adjoints of ``arg``'s active leaves."""
         if isinstance(arg, tuple):
-            if _is_zero(g, self.zero_ids):
+            if is_zero(g, self.zero_ids):
                 return      # "no gradient" for a whole tuple input (e.g. an index)
             if not isinstance(g, tuple) or len(g) != len(arg):
                 if isinstance(g, Const) and isinstance(g.value, tuple) and len(g.value) == len(arg):
@@ -530,7 +308,7 @@ class _Reverse:
     # ------------------------------------------- stacks of a differentiated gradient
     # Differentiating a gradient program again meets its stacks: a forward loop
     # pushes per-iteration values, the backward loop pops them back (as fresh
-    # values, see ``_fresh_pops``).  Reverse mode visits the pop side first:
+    # values, see ``fresh_pops``).  Reverse mode visits the pop side first:
     # the adjoints of the popped values are pushed, per iteration, onto a
     # companion stack; the push side, visited later with its iterations in the
     # opposite order, pops them in exactly matching order and adds them to the
@@ -539,7 +317,7 @@ class _Reverse:
         (stack,) = op.args
         ds = [adj.total(v, op.loc) if v.id in self.active else None for v in op.outs]
         positions = [i for i, d in enumerate(ds) if d is not None and
-                     not _is_zero(d, self.zero_ids)]
+                     not is_zero(d, self.zero_ids)]
         if not positions:
             return
         dstack = Var(AdjointOf(stack))
@@ -564,13 +342,13 @@ class _Reverse:
                    for r in op.regions for o in walk_ops(r.ops))
 
     def backprop_loop(self, op, adj):
-        inits, body, params, index = _loop_parts(op)
+        inits, body, params, index = loop_parts(op)
         douts = [adj.total(o, op.loc) for o in op.outs]
         if all(d is None for d in douts) and not self.feeds_adjoint_stack(op):
             return
         b = self.b
         loc = op.loc
-        needed = _receiving(douts, _carried_reach(body, params))
+        needed = receiving(douts, carried_reach(body, params))
         active_k = [k for k, o in enumerate(op.outs) if o.id in self.active and k in needed]
         # adjoint slots: one per active carried value, flowing backwards
         slot_params = [Var(AdjointOf(op.outs[k])) for k in active_k]
@@ -662,7 +440,7 @@ class _Reverse:
         if isinstance(op.prim, C.ForRange):
             # the backward loop binds the forward's index Var to the same values
             rebound.add(body.params[0].id)
-        needed = {i: v for i, v in _uses(bwd_ops).items() if i not in rebound}
+        needed = {i: v for i, v in read_vars(bwd_ops).items() if i not in rebound}
         self._shapes_only(body, bwd_ops, needed)
         pops = []
         self._push(body, needed, pops, bwd_ops)
@@ -677,7 +455,7 @@ class _Reverse:
         """Push a ``ShapeOf`` instead of a value the backward body reads only the shape of."""
         defined_here = {o.id for op in body.ops for o in op.outs}
         defined_here.update(p.id for p in body.params)      # carried values too
-        full_uses = _non_shape_uses(bwd_ops)
+        full_uses = non_shape_uses(bwd_ops)
         shapes = {}
         for vid, var in list(needed.items()):
             if vid not in defined_here or vid in full_uses:
@@ -688,7 +466,7 @@ class _Reverse:
             del needed[vid]
             needed[shape.id] = shape
         if shapes:
-            _replace_uses(bwd_ops, shapes)
+            replace_uses(bwd_ops, shapes)
 
     def _push(self, region, needed, pops, bwd_ops):
         """Push from ``region`` (and its branches) the needed values they define."""
@@ -732,7 +510,7 @@ def reverse(func, wrt, sens=None, name=None, return_value=False):
     R = _Reverse()
     b = R.b
     body = copy_ops(func.body)
-    _fresh_pops(body)
+    fresh_pops(body)
     R.active = {v.id for v in wrt}
     propagate(body, R.active)
     if current_options().runs("constant_shifts"):

@@ -20,7 +20,7 @@ from __future__ import annotations
 import inspect
 from typing import Any, Callable, Optional, Sequence, Union
 
-from ..ad import grad as G
+from .. import driver as G
 from .. import tracebacks
 from ..compat import signature
 from ..errors import S2SADError

@@ -12,8 +12,8 @@ import inspect
 
 from .. import tracebacks
 from ..compat import signature
-from ..ad import grad as G
-from ..ad.nested import stage_gradient
+from .. import driver as G
+from ..driver.nested import stage_gradient
 from ..errors import S2SADError
 from ..frontend import resolve
 from ..frontend.guards import FN, Same

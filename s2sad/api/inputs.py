@@ -13,7 +13,7 @@ import warnings
 import numpy as np
 
 from .. import tracebacks
-from ..ad import grad as G
+from .. import driver as G
 from ..tensor import Tensor, _wrap as _tensor_of
 
 

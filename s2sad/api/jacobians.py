@@ -10,7 +10,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..ad import grad as G
+from .. import driver as G
 from .. import tracebacks
 from ..errors import S2SADError
 from .args import (as_like, aux_bare, check_aux_output, check_has_aux, check_scalar,

@@ -10,7 +10,7 @@ from typing import Any, Callable, Tuple
 
 import numpy as np
 
-from ..ad import grad as G
+from .. import driver as G
 from .. import tracebacks
 from ..errors import S2SADError
 from .gradoperation import GradOperation

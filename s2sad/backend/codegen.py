@@ -8,7 +8,7 @@ import re
 
 import numpy as np
 
-from ..ir.liveness import peak_in_place, releases, schedule
+from ..opt.liveness import peak_in_place, releases, schedule
 from ..ir.nodes import Var, Const, leaves, use_counts
 from ..ops.operations import array_ops as A
 from .namer import Namer

@@ -32,7 +32,7 @@ class Namer:
         self.names = {}
         self.used = set(RESERVED)
         self.next_suffix = {}   # stem -> next number to try, so naming stays linear
-        self.rows = set()       # names of values over a loop's rows (``ir/batch.py``)
+        self.rows = set()       # names of values over a loop's rows (``opt/batch.py``)
 
     def fresh(self, base):
         base = _clean(base)

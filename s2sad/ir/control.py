@@ -60,7 +60,7 @@ class StackPop(ControlOp):
 class StackRows(ControlOp):
     """``rt.stack_rows(stack, slots, *operands)``: slots of every pushed entry, as rows.
 
-    One output per slot (see ``ir/batch.py``); ``slots`` is ``None`` when the
+    One output per slot (see ``opt/batch.py``); ``slots`` is ``None`` when the
     loop pushes a single value (not a tuple).  ``operands`` are the other
     values the batched ops read, whose rank decides whether rows may stack.
     """

@@ -14,7 +14,7 @@ The seed of a full sum or mean needs only its dtype (``seed_without_reduction``)
 a mean's rule then divides it by the count, which ``seed_each_of_mean`` makes
 one helper call.
 """
-from .nodes import Var, Const, use_counts, walk_ops
+from ..ir.nodes import Var, Const, use_counts, walk_ops
 
 
 def _all_axes(a):
@@ -115,7 +115,7 @@ def seed_each_of_mean(func):
     """
     from ..ops.operations import array_ops as A
     from ..ops.operations import math_ops as M
-    from .passes import dce
+    from ..ir.passes import dce
     if not any(type(op.prim) is A.ReductionSeed and op.prim.kind == "mean" for op in func.body):
         return func
     counts = use_counts(func)

@@ -9,7 +9,7 @@ several values one name (a loop's carried slot, values a backward loop pops
 back into their forward names): a name is released only after the last
 statement that reads any value bearing it.
 """
-from .nodes import Var, Const, leaves
+from ..ir.nodes import Var, Const, leaves
 
 
 def top_level_reads(func):

@@ -17,7 +17,7 @@ Each rewrite is exact in IEEE arithmetic (negation only flips a sign bit, and
 rounding to nearest is symmetric, so a sum of negated terms is the negated
 sum) and keeps NumPy's broadcasting and dtype: results are bit for bit the same.
 """
-from .nodes import Var, Op, substitute, use_counts
+from ..ir.nodes import Var, Op, substitute, use_counts
 
 
 def fold_negations(func):
@@ -41,7 +41,7 @@ def _block(ops, counts, renamed):
     block) reading the first one's operand: ``renamed`` maps one to the other.
     """
     from ..ops.operations import math_ops as M
-    from .control import StackPop
+    from ..ir.control import StackPop
     absorbed, cancels = _absorbed(ops, counts)
     negs = {}           # id of a single-use negation's output -> its op
     dropped = set()     # ids of negations folded into their reader

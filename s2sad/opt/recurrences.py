@@ -12,10 +12,10 @@ dropped by DCE.  The result differs from the loop's only by rounding (one
 multiplication instead of n); where ``factor ** n`` overflows or vanishes,
 or the value is not a floating-point one, the runtime falls back to the loop.
 """
-from .primitive import Primitive
+from ..ir.primitive import Primitive
 from ..ops.operations import math_ops as M
-from .control import ForRange
-from .nodes import Const, Op, Var, use_counts
+from ..ir.control import ForRange
+from ..ir.nodes import Const, Op, Var, use_counts
 
 
 class ScaleRepeated(Primitive):

@@ -30,8 +30,8 @@ What it keeps:
 """
 import math
 
-from .nodes import Var, Const, Op, leaves
-from .passes import shape_classes, is_number, maybe_integral
+from ..ir.nodes import Var, Const, Op, leaves
+from .shapes import shape_classes, is_number, maybe_integral
 
 MAX_TERMS = 48      # a larger expansion stays as it was (an atom for its readers)
 MAX_DEGREE = 32
@@ -234,7 +234,7 @@ class _Emitter:
         last = self.ops[-1] if self.ops and self.ops[-1].outs[0] is value else None
         if last is None or any(value is v for v in self.atoms):
             # p is a bare atom (maybe a 1 / b just written, which others read): a copy
-            from .control import Copy
+            from ..ir.control import Copy
             last = Op(Copy(), [value], [Var()], self.site.loc, self.site.origin,
                       frame=self.site.frame)
             self.ops.append(last)

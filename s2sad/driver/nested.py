@@ -15,8 +15,8 @@ from ..ir import control as C
 from ..frontend import resolve
 from ..frontend.build import _step
 from ..frontend.values import is_const, const_value
-from . import pipeline
-from .reverse import reverse
+from ..opt import pipeline
+from ..ad.reverse import reverse
 
 
 def stage_gradient(b, gf, args, kwargs, loc, gf_path=None):

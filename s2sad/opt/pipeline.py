@@ -15,15 +15,16 @@ some options is never run for a call made under others.
 from . import options as _options
 from .options import CompileOptions, DEFAULT, current, options, on_change  # noqa: F401
 from ..ir.verify import verify
-from ..ir.passes import dce, cse, same_shape, read_broadcasts_unexpanded
-from ..ir.seed import ones_to_shape, restore_unfolded, seed_each_of_mean, seed_without_reduction
+from ..ir.passes import dce, cse
 from ..ir.stacks import prune_stack_slots
-from ..ir.products import sum_matmul_grads
-from ..ir.recurrences import scale_recurrences
-from ..ir.hoist import hoist_invariants
-from ..ir.batch import batch_popped
-from ..ir.algebra import fold_negations
-from ..ir.poly import collect_polynomials
+from .shapes import same_shape, read_broadcasts_unexpanded
+from .seed import ones_to_shape, restore_unfolded, seed_each_of_mean, seed_without_reduction
+from .products import sum_matmul_grads
+from .recurrences import scale_recurrences
+from .hoist import hoist_invariants
+from .batch import batch_popped
+from .algebra import fold_negations
+from .poly import collect_polynomials
 
 #: the forward program, as traced
 TRACE = (hoist_invariants, verify)

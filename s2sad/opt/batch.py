@@ -23,8 +23,8 @@ and rank, no operand of a higher rank) is decided at run time by
 loop reads them (``rt.Rows``).  Only a loop whose stack is made in the same
 block, pushed once and popped once at the top of its body, is rewritten.
 """
-from .control import ForRange, NewStack, RowAt, StackPop, StackPush, StackRows
-from .nodes import Const, Op, RowsOf, Var, defined_ids, leaves, walk_ops
+from ..ir.control import ForRange, NewStack, RowAt, StackPop, StackPush, StackRows
+from ..ir.nodes import Const, Op, RowsOf, Var, defined_ids, leaves, walk_ops
 
 _NUMBER = (bool, int, float)
 

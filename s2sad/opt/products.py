@@ -8,10 +8,10 @@ into a ``MatMulGradSum`` that keeps the operands and multiplies them in
 batches.  It runs last, on the program that is compiled: the collector has
 no derivative rules.
 """
-from .primitive import Primitive
+from ..ir.primitive import Primitive
 from ..ops.operations.math_ops import MatMul, MatMulGradA, MatMulGradB
-from .control import ForRange, NewAccumulator, AccumulateAt
-from .nodes import Var, Op, use_counts, walk_blocks
+from ..ir.control import ForRange, NewAccumulator, AccumulateAt
+from ..ir.nodes import Var, Op, use_counts, walk_blocks
 
 
 class NewMatMulGradSum(Primitive):

@@ -3,9 +3,13 @@
 They live apart from the pipeline (``pipeline.py``, which knows every pass)
 so that AD itself can ask whether an optimisation is on without importing the
 passes; the pipeline registers the pass names options may switch off.
+``options`` is public as ``s2sad.options``.
 """
+from __future__ import annotations
+
 import contextlib
 import dataclasses
+from typing import Any, Iterator
 
 #: every name ``disabled_passes`` may hold (filled in by ``pipeline``)
 PASS_NAMES = set()
@@ -54,7 +58,7 @@ def current():
 
 
 @contextlib.contextmanager
-def options(**changes):
+def options(**changes: Any) -> Iterator[CompileOptions]:
     """Compile with ``changes`` to the current options inside the ``with`` block.
 
     ``with options(taylor=False): ...``; ``with options(disabled_passes={"dce"}): ...``.

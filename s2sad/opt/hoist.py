@@ -14,8 +14,8 @@ not have (it may warn, as ``log`` of a negative number does).  Ops inside an
 ``if`` of the body stay where they are: that branch may never run.
 """
 from ..ops.operations import math_ops as M
-from .control import ForRange, While
-from .nodes import Var, defined_ids
+from ..ir.control import ForRange, While
+from ..ir.nodes import Var, defined_ids
 
 # elementwise ops that can raise on valid shapes (integer ** negative integer,
 # bitwise ops on floats)

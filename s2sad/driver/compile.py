@@ -1,0 +1,206 @@
+"""The compile driver: a function or Cell plus argument structure -> adjoint code.
+
+trace (``tracing.py``) -> reverse, forward or Taylor-mode AD -> the pipeline's
+passes -> codegen -> compile.  The result (``Compiled``) keeps every stage so
+users can read the IR and source.
+"""
+import functools
+import gc
+
+from ..ir import Var, leaves
+from ..ir.nodes import walk_ops, AdjointOf
+from ..backend.codegen import CodeGen
+from ..backend.outline import outline
+from ..backend.compile import compile_source
+from ..ad.reverse import reverse
+from ..ad.forward import forward
+from ..ad.taylor import taylor_objective, Unsupported
+from ..errors import S2SADError
+from ..frontend.guards import FN
+from ..opt import pipeline
+from ..opt.pipeline import current as current_options
+from ..saved_graphs import saving_graphs
+from .tracing import trace, display_path
+
+
+class Compiled:
+    """One compiled adjoint: its IRs, source, callable and what it assumed."""
+
+    def __init__(self, **kw):
+        self.__dict__.update(kw)
+
+
+def _gradients_of(what, t):
+    """``what`` ("gradient", ...) of the user's function, through the gradients it wraps.
+
+    Spelled out at every order: "order-N gradient" is Taylor mode's header, and
+    the header tells the two ways of compiling a chain apart."""
+    return what + " of the gradient" * t.gradients
+
+
+@saving_graphs     # set_context(save_graphs=True) writes each compiled entry to files
+def _finish(ir, t, header, **kw):
+    """Simplify, generate and compile ``ir``; bundle it with its trace."""
+    names = [getattr(v, "hint", None) for v in leaves(ir.result)]
+    ir = pipeline.run(pipeline.FINAL, ir)
+    _keep_result_names(ir, names)
+    gen = CodeGen(release=current_options().release)
+    title = "%s of %s (%s)" % (header, t.display, display_path(t.info.filename))
+    if any(op.frame is not None for op in walk_ops(ir.body)):
+        # each call of a user function becomes functions of its own, its values
+        # keeping the names they would have inline
+        naming = CodeGen(release=False)
+        naming.function(ir)
+        source = gen.module(outline(ir), naming.namer, header=title)
+    else:
+        source = gen.function(ir, header=title)
+    shown = gen.readable(source)
+    callable_ = compile_source(source, ir.name, gen.consts.namespace(), gen.where, shown=shown)
+    return Compiled(forward=t.forward, grad_ir=ir, source=shown, executed_source=source,
+                    constants=gen.consts, fn=callable_,
+                    check=t.builder.guards.compile(), guards=t.builder.guards,
+                    inputs=t.builder.inputs, result_structure=t.result, info=t.info,
+                    hints=t.hints, display=t.display, **kw)
+
+
+def _keep_result_names(ir, names):
+    """Name each returned derivative after its input again (``d_a``), when simplifying renamed it.
+
+    Dropping an ``unbroadcast`` or a copy leaves a rule's unnamed value in its
+    place (``mul_d_b_2``); the name it replaced says what the value is.
+    """
+    result = leaves(ir.result)
+    if len(result) != len(names):
+        return
+    taken = set()
+    for v, name in zip(result, names):
+        if isinstance(v, Var) and v.hint is None and isinstance(name, AdjointOf) \
+                and v.id not in taken:
+            v.hint = name
+            taken.add(v.id)
+
+
+def _without_gc(compile_fn):
+    """Run a compile with the cyclic garbage collector paused (the outermost one resumes it).
+
+    Compiling builds hundreds of thousands of IR objects that stay alive
+    until it ends; each automatic collection rescans all of them, which made
+    compile time grow faster than the program (10,000 calls: 4.2 s, 2.8 s
+    without collections).  Nothing collectable is made meanwhile that cannot
+    wait for the end -- nor should be: a reference cycle would keep all it
+    reaches until the collector runs again, so passes recurse through
+    module-level functions, never through a nested function calling itself
+    (which would hold its tables, as large as the program, to the end;
+    ``tests/test_compile_garbage.py``).
+    """
+    @functools.wraps(compile_fn)
+    def run(*args, **kwargs):
+        if not gc.isenabled():
+            return compile_fn(*args, **kwargs)
+        gc.disable()
+        try:
+            return compile_fn(*args, **kwargs)
+        finally:
+            gc.enable()
+    return run
+
+
+@_without_gc
+def compile_grad(fn, root, args, specs, weights, weight_paths, sens_spec=None,
+                 sens_value=None, return_value=False, inputs="all"):
+    """Trace, differentiate in reverse mode, simplify and compile.
+
+    ``inputs`` says which inputs get gradients: ``"all"``, ``"first"`` (the
+    first argument that has runtime leaves) or ``"none"`` -- only what the
+    caller will return is computed.
+    """
+    t = trace(fn, root, args, specs, weights, weight_paths)
+    sens = None
+    if sens_spec is not None:
+        sens = _sens_structure(t.result, sens_spec, sens_value, t.info)
+    wrt_inputs = select_inputs(t.abstract, inputs)
+    ir = reverse(t.forward, wrt_inputs + t.weight_vars, sens=sens,
+                 name=t.qualname + "_grad" * (t.gradients + 1), return_value=return_value)
+    return _finish(ir, t, "s2sad: " + _gradients_of("gradient", t), n_flat=len(wrt_inputs),
+                   weights=list(weights))
+
+
+@_without_gc
+def compile_nested(fn, root, args, specs, order, origin=(FN,)):
+    """``GradOperation()`` applied ``order`` times to ``fn``, in Taylor mode.
+
+    ``None`` when Taylor mode does not apply (see ``taylor.py``): the caller
+    then differentiates the gradient program again, order by order.
+    """
+    t = trace(fn, root, args, specs, origin=origin)
+    wrt = select_inputs(t.abstract, "first")
+    if len(wrt) != 1:
+        return None
+    try:
+        objective = taylor_objective(t.forward, wrt[0], order)
+    except (Unsupported, S2SADError):    # a JVP rule that cannot take a derivative here
+        return None
+    pairs = objective.shape_pairs
+    objective = pipeline.run(pipeline.OBJECTIVE, objective)
+    ir = reverse(objective, wrt, name="%s_grad%d" % (t.qualname, order))
+    ir.shape_pairs.extend(pairs)
+    return _finish(ir, t, "s2sad: order-%d gradient" % order, n_flat=1, weights=[])
+
+
+@_without_gc
+def compile_jvp(fn, root, args, specs):
+    """Trace and differentiate in forward mode w.r.t. every runtime input leaf.
+
+    The compiled function takes the inputs' runtime leaves, the Cell's runtime
+    inputs, then one tangent per input leaf, and returns ``(out, t_out)``.
+    """
+    t = trace(fn, root, args, specs)
+    ir = forward(t.forward, t.flat_inputs, name=t.qualname + "_grad" * t.gradients + "_jvp")
+    return _finish(ir, t, "s2sad: " + _gradients_of("forward-mode derivative", t),
+                   n_flat=len(t.flat_inputs))
+
+
+def select_inputs(abstract, which):
+    """The runtime leaves of the inputs whose gradients are wanted."""
+    per_arg = [[v for v in leaves(a) if isinstance(v, Var)] for a in abstract]
+    if which == "all":
+        return [v for group in per_arg for v in group]
+    if which == "first":
+        return next((group for group in per_arg if group), [])
+    return []
+
+
+def _sens_structure(result, sens_spec, sens_value, info):
+    """Vars for the sens, mirroring the output; a mismatch is the user's error.
+
+    ``sens_spec == "auto"`` mirrors whatever the output is (for the CLI).
+    """
+    if sens_spec == "auto":
+        def mirror(out):
+            return tuple(mirror(o) for o in out) if isinstance(out, tuple) else Var("sens")
+        return mirror(result)
+
+    def build(out, spec, value, path):
+        if isinstance(out, tuple):
+            if spec[0] not in ("tuple", "list") or len(spec) - 1 != len(out):
+                raise ValueError(
+                    "For 'GradOperation', the sens must have the same structure as the "
+                    "output: the output%s is a tuple of %d items, but sens is %s"
+                    % (path, len(out), _describe_value(value)))
+            return tuple(build(o, s, v, "%s[%d]" % (path, i))
+                         for i, (o, s, v) in enumerate(zip(out, spec[1:], value)))
+        if spec[0] not in ("tensor", "array", "npscalar", "mutable"):
+            raise ValueError(
+                "For 'GradOperation', the sens%s must be a Tensor matching the output%s, "
+                "but got %s" % (path, path, _describe_value(value)))
+        return Var("sens")
+    return build(result, sens_spec, sens_value, "")
+
+
+def _describe_value(v):
+    if isinstance(v, (tuple, list)):
+        return "a %s of %d items" % (type(v).__name__, len(v))
+    shape = getattr(v, "shape", None)
+    if shape is not None:
+        return "%s of shape %s" % (type(v).__name__, list(shape))
+    return repr(v)

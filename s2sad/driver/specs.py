@@ -1,0 +1,146 @@
+"""Argument specs: the structure of a call's arguments, and their runtime leaves.
+
+A spec is a hashable description of one argument (``("array",)``, a tuple's
+specs, a Python constant's value...).  It is part of every cache key, so it
+is computed on every call: the common types skip the ``isinstance`` chain.
+Tracing turns specs into the program's inputs (``abstract_args``); each call
+flattens its arguments the same way (``flatten_runtime``).
+"""
+import numpy as np
+
+from ..ir import Var, Const
+from ..frontend import resolve
+
+
+class Mutable:
+    """A Python value passed as a runtime, differentiable input (``s2sad.mutable``)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+
+def mutable(value):
+    """Mark a Python scalar or tuple as a runtime input that gets a gradient."""
+    return Mutable(value)
+
+
+# ---------------------------------------------------------------- arguments
+ARRAY_SPEC = ("array",)
+_TENSOR_SPEC = ("tensor",)
+# exact type -> spec builder, filled as types are met: called on every
+# argument of every call, so the common types skip the isinstance chain
+_SPEC_BY_TYPE = {np.ndarray: lambda v: ARRAY_SPEC}
+
+
+def arg_spec(value):
+    """The part of an argument compiled code depends on (not its shape)."""
+    fast = _SPEC_BY_TYPE.get(type(value))
+    if fast is not None:
+        return fast(value)
+    return _arg_spec_slow(value)
+
+
+def _const_spec(value):
+    return ("const",) + resolve.guard_key(value)
+
+
+def _seq_spec(value):
+    return (type(value).__name__,) + tuple(map(arg_spec, value))
+
+
+for _t in (type(None), bool, int, float, complex, str, bytes):
+    _SPEC_BY_TYPE[_t] = _const_spec
+_SPEC_BY_TYPE[tuple] = _SPEC_BY_TYPE[list] = _seq_spec
+
+
+def _arg_spec_slow(value):
+    from ..tensor import Tensor
+    t = type(value)
+    if isinstance(value, Tensor):
+        _SPEC_BY_TYPE[t] = lambda v: _TENSOR_SPEC
+        return _TENSOR_SPEC
+    if isinstance(value, np.ndarray):
+        _SPEC_BY_TYPE[t] = lambda v: ARRAY_SPEC
+        return ARRAY_SPEC
+    if isinstance(value, np.generic):
+        spec = ("npscalar", t)
+        _SPEC_BY_TYPE[t] = lambda v: spec
+        return spec
+    if isinstance(value, Mutable):
+        return ("mutable", arg_spec(value.value) if isinstance(value.value, (tuple, list))
+                else None)
+    if isinstance(value, (tuple, list)):
+        return (type(value).__name__,) + tuple(arg_spec(v) for v in value)
+    return _const_spec(value)
+
+
+def is_differentiable_spec(spec):
+    return spec[0] in ("tensor", "array", "npscalar", "mutable")
+
+
+def has_runtime_leaves(spec):
+    """Whether an argument with this spec contributes gradients."""
+    if spec is None or is_differentiable_spec(spec):
+        return True
+    if spec[0] in ("tuple", "list"):
+        return any(has_runtime_leaves(s) for s in spec[1:])
+    return False
+
+
+def abstract_args(values, specs, hints):
+    """Vars for runtime leaves, Consts for the rest; also the flat runtime leaves."""
+    flat = []
+    return [_abstract(v, s, h, flat) for v, s, h in zip(values, specs, hints)], flat
+
+
+def _abstract(value, spec, hint, flat):
+    """``value``'s Vars and Consts; each new Var is appended to ``flat``."""
+    kind = spec[0]
+    if kind in ("tensor", "array", "npscalar"):
+        var = Var(hint)
+        flat.append(var)
+        return var
+    if kind == "mutable":
+        inner = value.value
+        if isinstance(inner, (tuple, list)):
+            return tuple(_abstract(Mutable(v), ("mutable", None), "%s_%d" % (hint, i), flat)
+                         for i, v in enumerate(inner))
+        var = Var(hint)
+        flat.append(var)
+        return var
+    if kind in ("tuple", "list"):
+        # a tuple of hints names each element; a string is numbered
+        return tuple(_abstract(v, s, hint[i] if isinstance(hint, tuple) else "%s_%d" % (hint, i),
+                               flat)
+                     for i, (v, s) in enumerate(zip(value, spec[1:])))
+    return Const(value)
+
+
+def flatten_runtime(values, specs):
+    """The raw arrays/scalars of the runtime leaves, in ``abstract_args`` order."""
+    out = []
+    for v, s in zip(values, specs):
+        _flatten_into(out, v, s)
+    return out
+
+
+def _flatten_into(out, value, spec):
+    # a module-level function, not a closure: a recursive closure is a reference
+    # cycle, which would keep this call's arrays alive until the next collection
+    kind = spec[0]
+    if kind == "tensor":
+        out.append(value._data)
+    elif kind in ("array", "npscalar"):
+        out.append(value)
+    elif kind == "mutable":
+        inner = value.value
+        if isinstance(inner, (tuple, list)):
+            for v in inner:
+                _flatten_into(out, Mutable(v), ("mutable", None))
+        else:
+            out.append(getattr(inner, "_data", inner))
+    elif kind in ("tuple", "list"):
+        for v, s in zip(value, spec[1:]):
+            _flatten_into(out, v, s)

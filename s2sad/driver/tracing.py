@@ -1,0 +1,130 @@
+"""Tracing: a function or Cell, called with arguments of given specs, into forward IR.
+
+The frontend builds the program; this names its inputs after the user's
+parameters, stands in for what has no source of its own (NumPy functions,
+primitives), records the weights as inputs and runs the trace passes.
+"""
+import dis
+import os
+import sys
+
+from ..ir import Const, Func
+from ..ir.nodes import walk_ops
+from ..frontend.build import Builder
+from ..frontend.parse import get_source_info
+from ..frontend import npmap
+from ..frontend.guards import FN
+from ..compat import signature
+from ..ops.primitive import Primitive
+from ..opt import pipeline
+from .specs import abstract_args
+
+
+def _param_names(fn, is_method):
+    declared = getattr(fn, "__s2sad_params__", None)
+    if declared is not None:
+        return list(declared)
+    sig = signature(fn)
+    names = list(sig.parameters)
+    return names[1:] if is_method else names
+
+
+def _applying(prim):
+    """A Python function calling the primitive ``prim``, for differentiating it directly."""
+    def primitive(*inputs):
+        return prim(*inputs)
+    primitive.__qualname__ = primitive.__name__ = type(prim).__name__
+    primitive.__s2sad_arg_hints__ = lambda root, args, hints: (
+        ["x"] if len(args) == 1 else ["x%d" % i for i in range(len(args))])
+    return primitive
+
+
+class Trace:
+    """The forward program of one call, and what it was built from."""
+
+    def __init__(self, **kw):
+        self.__dict__.update(kw)
+
+
+def trace(fn, root, args, specs, weights=(), weight_paths=(), origin=(FN,)):
+    """Build the forward IR of ``fn`` for arguments of structure ``specs``.
+
+    ``fn`` is the Python function (``type(cell).construct`` for Cells, with
+    ``root`` the Cell); ``weights`` are Parameters that must be runtime
+    inputs of their own even if the program never reads them.  ``origin`` is
+    the path by which the cache finds ``fn`` from the function it is asked
+    for (``guards.FN``), so what ``fn`` captured is guarded through it.
+    """
+    is_method = root is not None
+    # ``GradOperation()(np.tanh)``, ``GradOperation()(ops.Sin())``: no source of their own
+    given = fn
+    fn = npmap.lookup(fn) or (_applying(fn) if isinstance(fn, Primitive) else fn)
+    origin = origin if fn is given else None
+    names = _param_names(fn, is_method)
+    hints = [names[i] if i < len(names) else "arg%d" % i for i in range(len(args))]
+    arg_hints = getattr(fn, "__s2sad_arg_hints__", None)
+    if arg_hints is not None:   # a wrapper naming its inputs after the user's function
+        hints = arg_hints(root, args, hints)
+    abstract, flat_inputs = abstract_args(args, specs, hints)
+    builder = Builder(root)
+    weight_vars = []
+    for w, path in zip(weights, weight_paths):
+        if path is not None:
+            builder.guards.record(path, w)
+        weight_vars.append(builder.inputs.var_for(w, path))
+    self_value = Const(root, ()) if is_method else None
+    typed = builder.typed_inputs(abstract, specs)
+    # inlining recursion (depth known while compiling) nests Python frames deeply
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 20000))
+    try:
+        if is_method and getattr(type(root), "bprop", None) is not None:
+            # the differentiated Cell's own bprop replaces differentiating construct
+            result = builder.call_custom_bprop(root, (), typed, {}, None)
+        else:
+            result = builder.call_function(fn, typed, loc=None, self_value=self_value,
+                                           path=origin)
+    finally:
+        sys.setrecursionlimit(limit)
+    after = getattr(fn, "__s2sad_named_after__", None)
+    named = after(root) if after is not None else fn     # a wrapper names the user's function
+    info = get_source_info(named)
+    if named is not fn:
+        _locate_in(builder.ops, fn, info.loc(info.tree))
+    # closures sharing one code object (gradients of gradients) have names of their own
+    display = getattr(named, "__qualname__", None) or info.qualname
+    qualname = display.replace(".", "_").replace("<", "").replace(">", "")
+    params = flat_inputs + [e[0] for e in builder.inputs.entries]
+    forward = pipeline.run(pipeline.TRACE, Func(qualname, params, builder.ops, result,
+                                                info.loc(info.tree)))
+    return Trace(forward=forward, abstract=abstract, flat_inputs=flat_inputs,
+                 weight_vars=weight_vars, builder=builder, info=info, qualname=qualname,
+                 display=display, hints=hints, result=result,
+                 gradients=getattr(fn, "__s2sad_gradients__", 0))
+
+
+def _locate_in(ops, wrapper, loc):
+    """Move the ops located in ``wrapper``'s own lines to ``loc``, the user's function.
+
+    A wrapper (``s2sad.grad``'s, the gradient function differentiated again)
+    is s2sad's code: what it computes (seeding, summing the gradients) belongs
+    to the function it is named after, so comments and errors point there.
+    """
+    code = getattr(wrapper, "__code__", None)
+    if code is None:
+        return
+    lines = [n for _, n in dis.findlinestarts(code) if n is not None]
+    first, last = code.co_firstlineno, max(lines, default=code.co_firstlineno)
+    for op in walk_ops(ops):
+        at = op.loc
+        if at is not None and at.filename == code.co_filename and first <= at.lineno <= last:
+            op.loc = loc
+
+
+def display_path(filename):
+    """The file relative to the working directory when it is below it."""
+    try:
+        rel = os.path.relpath(filename)
+    except ValueError:
+        return filename
+    return filename if rel.startswith("..") else rel
