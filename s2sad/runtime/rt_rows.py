@@ -1,4 +1,4 @@
-"""Runtime of ``ir/batch.py``: a loop's popped values as rows of one array.
+"""Runtime of ``opt/batch.py``: a loop's popped values as rows of one array.
 
 ``stack_rows(stack, slot, *operands)`` gathers slot ``slot`` of every entry a
 loop pushed.  Arrays of one shape, dtype and rank become one array whose row
