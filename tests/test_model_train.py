@@ -280,3 +280,32 @@ def test_mindspore_import_paths():
     from mindspore.train import Model as M
     assert LM is LossMonitor and M is Model and mindspore.Model is Model
     assert mindspore.nn.Accuracy is s2sad.train.Accuracy
+
+
+# ------------------------------------------------------------ the quick-start sample
+def test_quickstart_sample():
+    """samples/quickstart_train.py: the losses fall, the accuracy ends far above chance
+    (0.1), and the network reloaded from its checkpoint evaluates exactly the same."""
+    import subprocess
+    import sys
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    r = subprocess.run([sys.executable, os.path.join("samples", "quickstart_train.py")],
+                       cwd=root, capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout + r.stderr
+    out = r.stdout
+
+    def evaluation(label):
+        m = re.search(r"^%s: accuracy ([\d.]+) loss ([\d.]+)$" % label, out, re.M)
+        assert m, out
+        return float(m.group(1)), float(m.group(2))
+
+    loop = [float(v) for v in re.findall(r"^loop epoch \d: mean loss ([\d.]+)$", out, re.M)]
+    monitored = [float(v) for v in re.findall(r"^epoch: \d step: \d+, loss is (\S+)$", out,
+                                              re.M)]
+    assert len(loop) == 2 and len(monitored) == 6, out
+    before, after, reloaded = (evaluation(label) for label in
+                               ("before training", "after training", "after loading"))
+    assert loop[1] < loop[0] < before[1]
+    assert np.mean(monitored[3:]) < loop[1] and after[1] < loop[1]
+    assert before[0] < 0.3 and after[0] >= 0.6        # chance is 0.1
+    assert reloaded == after
