@@ -168,3 +168,27 @@ def test_forward_value_and_grad():
         np.testing.assert_array_equal(g.asnumpy(), want.asnumpy())
     with pytest.raises(TypeError, match="weights"):
         nn.ForwardValueAndGrad(loss_net, get_by_list=True)
+
+
+def test_model_trains_a_loss_scale_cell(capsys):
+    """Model(step) with no optimizer calls the loss-scale step once per batch; LossMonitor
+    prints the loss, the first of the step's three outputs."""
+    from s2sad.dataset import NumpySlicesDataset
+    from s2sad.train import Model, LossMonitor
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((8, 3)).astype(np.float32)
+    y = rng.standard_normal((8, 2)).astype(np.float32)
+    ds = NumpySlicesDataset((x, y), column_names=["x", "y"], shuffle=False).batch(4)
+
+    net_a, loss_a, opt_a = make()
+    step = nn.TrainOneStepWithLossScaleCell(loss_a, opt_a,
+                                            nn.DynamicLossScaleUpdateCell(1024.0, 2.0, 2))
+    Model(step).train(1, ds, callbacks=LossMonitor())
+    net_b, loss_b, opt_b = make()
+    plain = nn.TrainOneStepCell(loss_b, opt_b)
+    losses = [float(plain(Tensor(x[s:s + 4]), Tensor(y[s:s + 4])).asnumpy()) for s in (0, 4)]
+    assert capsys.readouterr().out.splitlines() == [
+        "epoch: 1 step: %d, loss is %s" % (i + 1, v) for i, v in enumerate(losses)]
+    for a, b in zip(weights(net_a), weights(net_b)):
+        np.testing.assert_array_equal(a, b)
+    assert float(step.scale_sense.asnumpy()) == 2048.0

@@ -58,6 +58,23 @@ def test_train_equals_a_loop_of_train_one_step_cells():
     assert int(opt_a.global_step.asnumpy()[0]) == 3 * N // BATCH
 
 
+def test_train_on_a_shuffled_dataset_equals_the_loop_over_it():
+    """Model.train reads the dataset as a ``for`` loop does: same shuffled order, same updates."""
+    x, y = data()
+    net_a, loss_a, opt_a = build()
+    shuffled = NumpySlicesDataset((x, y), column_names=["x", "y"], shuffle=True).batch(BATCH)
+    Model(net_a, loss_a, opt_a).train(2, shuffled)
+
+    net_b, loss_b, opt_b = build()
+    shuffled = NumpySlicesDataset((x, y), column_names=["x", "y"], shuffle=True).batch(BATCH)
+    step = nn.TrainOneStepCell(nn.WithLossCell(net_b, loss_b), opt_b)
+    for _ in range(2):
+        for xb, yb in shuffled:
+            step(xb, yb)
+    for a, b in zip(net_a.trainable_params(), net_b.trainable_params()):
+        np.testing.assert_array_equal(a.asnumpy(), b.asnumpy())
+
+
 def test_train_with_a_loss_network_or_a_train_step():
     """No loss_fn: the network returns the loss; no optimizer: it is the training step."""
     net_a, loss_a, opt_a = build()
