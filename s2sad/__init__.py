@@ -18,6 +18,8 @@ from . import context
 from .context import set_context, get_context, GRAPH_MODE, PYNATIVE_MODE
 from . import train, dataset
 from .train import save_checkpoint, load_checkpoint, load_param_into_net
+from .train import (Model, Callback, RunContext, LossMonitor, TimeMonitor, ModelCheckpoint,
+                    CheckpointConfig)
 
 __version__ = "0.1.0"
 

@@ -1,4 +1,5 @@
-"""Training wrappers: ``WithLossCell``, ``TrainOneStepCell``, ``WithEvalCell``.
+"""Training wrappers: ``WithLossCell``, ``TrainOneStepCell``, ``WithEvalCell``,
+``WithGradCell`` and ``ForwardValueAndGrad``.
 
 ``TrainOneStepCell(network, optimizer, sens=1.0)`` is MindSpore's: one call
 runs ``network`` (usually a ``WithLossCell``) on a batch, differentiates it
@@ -10,10 +11,11 @@ import numpy as np
 
 from .. import ops
 from ..runtime import rt_nn
-from ..tensor import Tensor
+from ..tensor import Tensor, ParameterTuple
 from .cell import Cell
 
-__all__ = ["WithLossCell", "WithEvalCell", "TrainOneStepCell"]
+__all__ = ["WithLossCell", "WithEvalCell", "TrainOneStepCell", "WithGradCell",
+           "ForwardValueAndGrad"]
 
 
 class WithLossCell(Cell):
@@ -77,13 +79,76 @@ class TrainOneStepCell(Cell):
         self.sens = sens
 
     def construct(self, *inputs):
+        loss, grads = self._loss_and_grads(inputs)
+        self.optimizer(grads)
+        return loss
+
+    def _loss_and_grads(self, inputs):
+        """(loss, gradients) of one batch, with a sens of ``self.sens``; nothing updated."""
         rng_state = rt_nn._generator.bit_generator.state
         loss = self.network(*inputs)
         sens = _fill_like(loss, self.sens)
         rt_nn._generator.bit_generator.state = rng_state
-        grads = self.grad_fn(*inputs, sens)
-        self.optimizer(grads)
-        return loss
+        return loss, self.grad_fn(*inputs, sens)
+
+
+class WithGradCell(Cell):
+    """The gradients of a loss with respect to ``network.trainable_params()``.
+
+    ``loss_fn`` given, the loss is ``loss_fn(network(data), label)``; without
+    it ``network`` returns the loss.  ``sens`` is the gradient fed to the
+    adjoint (ones, the plain gradient, when None).  Returns a tuple of
+    gradients, one per trainable Parameter, in order; nothing is updated.
+    """
+
+    def __init__(self, network, loss_fn=None, sens=None):
+        super().__init__(auto_prefix=False)
+        self.network = network
+        self.loss_fn = loss_fn
+        self.network_with_loss = network if loss_fn is None else WithLossCell(network, loss_fn)
+        self.network_with_loss.set_grad()
+        self.weights = ParameterTuple(network.trainable_params())
+        self.sens = sens
+        self.grad = ops.GradOperation(get_by_list=True, sens_param=sens is not None)
+        self.grad_fn = self.grad(self.network_with_loss, self.weights)
+
+    def construct(self, *inputs):
+        if self.sens is None:
+            return self.grad_fn(*inputs)
+        return self.grad_fn(*inputs, self.sens)
+
+
+class ForwardValueAndGrad(Cell):
+    """``(value, gradients)`` of ``network``, the gradients as ``GradOperation`` gives them.
+
+    ``get_all``, ``get_by_list`` and ``sens_param`` mean what they mean for
+    ``GradOperation``; ``weights`` (required with ``get_by_list``) are the
+    Parameters differentiated.  With ``sens_param`` the last input is the
+    sens: the network runs on the inputs before it.  Dropout masks drawn by
+    the forward run are replayed by the gradient, as in ``TrainOneStepCell``.
+    """
+
+    def __init__(self, network, weights=None, get_all=False, get_by_list=False,
+                 sens_param=False):
+        super().__init__(auto_prefix=False)
+        if get_by_list and weights is None:
+            raise TypeError("ForwardValueAndGrad: 'weights' must be given when get_by_list "
+                            "is True (e.g. network.trainable_params())")
+        self.network = network
+        self.network.set_grad()
+        self.weights = weights
+        self.get_by_list = get_by_list
+        self.sens_param = sens_param
+        self.grad = ops.GradOperation(get_all=get_all, get_by_list=get_by_list,
+                                      sens_param=sens_param)
+        self.grad_fn = (self.grad(network, weights) if get_by_list
+                        else self.grad(network))
+
+    def construct(self, *inputs):
+        rng_state = rt_nn._generator.bit_generator.state
+        value = self.network(*(inputs[:-1] if self.sens_param else inputs))
+        rt_nn._generator.bit_generator.state = rng_state
+        return value, self.grad_fn(*inputs)
 
 
 def _fill_like(loss, value):
