@@ -318,3 +318,46 @@ def test_dropout_and_print_run_compiled_with_eager_draws(capsys):
     assert not np.array_equal(got[0].asnumpy(), got[1].asnumpy())      # fresh draws per call
     assert capsys.readouterr().out == "call\n" * 4
     assert not net.__s2sad_jit__.last.eager_only
+
+
+class Helped(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.w = Parameter(Tensor(np.array([1.0, -2.0, 0.5])), name="w")
+        self.scale = 2.0
+
+    @s2sad.jit
+    def helper(self, x):
+        return x * self.w * self.scale
+
+    def construct(self, x):
+        return np.sin(self.helper(x)).sum()
+
+
+def test_a_jitted_method_inside_a_differentiated_construct():
+    net = Helped()
+    x = Tensor(np.array([0.3, 0.2, -1.0]))
+    (gx,), (gw,) = ops.GradOperation(get_all=True, get_by_list=True)(
+        net, s2sad.ParameterTuple(net.trainable_params()))(x)
+    a, w = x.asnumpy(), net.w.asnumpy()
+    np.testing.assert_allclose(gx.asnumpy(), np.cos(a * w * 2.0) * w * 2.0, rtol=1e-15)
+    np.testing.assert_allclose(gw.asnumpy(), np.cos(a * w * 2.0) * a * 2.0, rtol=1e-15)
+
+
+def test_a_changed_attribute_recompiles_and_jit_inside_jit_is_inlined(compiles):
+    net = Helped()
+    x = Tensor(np.array([0.3, 0.2, -1.0]))
+    same(net.helper(x), x * net.w * 2.0)
+    net.scale = 3.0
+    same(net.helper(x), x * net.w * 3.0)
+    assert len(compiles) == 2
+
+    @s2sad.jit
+    def inner(x):
+        return x * 2.0
+
+    @s2sad.jit
+    def outer(x):
+        return inner(x) + 1.0
+    same(outer(np.ones(2)), np.ones(2) * 2.0 + 1.0)
+    assert compiles[2:] == [outer.__wrapped__]      # inner compiled into outer, not apart
