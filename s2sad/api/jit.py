@@ -77,8 +77,7 @@ class JitFunction:
         if self.root is not None:
             self_value = builder.lift(self.root, _owner(path))
         return builder.call_function(self.fn, list(args), dict(kwargs), loc,
-                                     self_value=self_value,
-                                     path=None if path is None else path + ("fn",))
+                                     self_value=self_value, path=_step(path, "fn"))
 
     def __call__(self, *args, **kwargs):
         return self.call(self.root, args, kwargs)

@@ -2,8 +2,8 @@
 
 trace (``tracing.py``) -> reverse, forward or Taylor-mode AD -> the pipeline's
 passes -> codegen -> compile.  ``compile_forward`` skips AD: the function's
-own program, simplified and compiled (what ``s2sad.jit`` runs).  The result (``Compiled``) keeps every stage so
-users can read the IR and source.
+own program, simplified and compiled (what ``s2sad.jit`` runs).  The result
+(``Compiled``) keeps every stage so users can read the IR and source.
 """
 import functools
 import gc
