@@ -4,8 +4,10 @@ MindSpore scripts begin with ``set_context(mode=GRAPH_MODE, device_target="CPU")
 they must run unchanged, so every common key is accepted.  Few of them mean
 anything here, and each says so (``docs/guide-migrating.md`` has the table):
 
-* ``mode``: recorded; both modes run the same code (calls are eager, gradients
-  compiled), so a script written for either runs.
+* ``mode``: recorded; both modes run the same code (Cell calls are eager,
+  gradients and ``@jit`` functions compiled), so a script written for either
+  runs.  Compiling every Cell call would run the Python side effects of
+  ``construct`` once, while compiling, instead of on each call.
 * ``device_target``: ``"CPU"`` only.  Asking for a GPU or Ascend fails at once
   rather than running on the CPU while the user believes otherwise.
 * ``save_graphs`` / ``save_graphs_path``: every compiled gradient's source

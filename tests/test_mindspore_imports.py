@@ -86,11 +86,10 @@ def test_each_import_path_names_the_same_objects():
     assert s2sad.train.save_checkpoint is s2sad.save_checkpoint
 
 
-def test_jit_is_refused_with_an_explanation():
-    with pytest.raises(ImportError, match="not available in s2sad.*eagerly"):
-        from mindspore.common.api import jit  # noqa: F401
-    with pytest.raises(ImportError, match="ms_function"):
-        from mindspore.common.api import ms_function  # noqa: F401
+def test_jit_imports_from_common_api():
+    from mindspore.common.api import jit, ms_function, jit_class, ms_class
+    assert (jit, ms_function, jit_class, ms_class) == (
+        s2sad.jit, s2sad.ms_function, s2sad.jit_class, s2sad.ms_class)
     assert not hasattr(s2sad.common.api, "something_else")
 
 

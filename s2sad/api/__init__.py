@@ -8,7 +8,7 @@ cached entry after), ``fastpath`` (that per-call path for plain arrays),
 ``packing`` and ``args`` (what those share), ``vjp_jvp``, ``jacobians``
 (``jacfwd``/``jacrev``/``hessian``), ``jacobian`` (the lazy ``Jacobian`` and
 ``Hessian`` matrices), ``check`` (``check_grads``), ``inspection``
-(``get_source``/``get_ir``).
+(``get_source``/``get_ir``), ``jit`` (compiled forward execution).
 """
 from .gradoperation import GradOperation
 from .gradfunction import GradFunction
@@ -18,3 +18,4 @@ from .jacobians import jacfwd, jacrev, hessian
 from .jacobian import Jacobian, Hessian
 from .check import check_grads, GradCheckError
 from .inspection import get_source, get_ir
+from .jit import jit, ms_function, jit_class, ms_class, JitEagerWarning

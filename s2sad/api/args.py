@@ -15,11 +15,18 @@ from ..nn.cell import Cell
 
 
 def target_of(fn):
+    fn = unwrapped(fn)
     if isinstance(fn, Cell):
         return type(fn).construct, fn
     if inspect.ismethod(fn) and isinstance(fn.__self__, Cell):
         return fn.__func__, fn.__self__
     return fn, None
+
+
+def unwrapped(fn):
+    """The function a wrapper that runs it as compiled code stands for (``s2sad.jit``'s)."""
+    target = getattr(type(fn), "__s2sad_target__", None)
+    return fn if target is None else target(fn)
 
 
 def as_tuple(x):

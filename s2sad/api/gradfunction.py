@@ -18,6 +18,7 @@ from ..errors import S2SADError
 from ..frontend import resolve
 from ..frontend.guards import FN, Same
 from .fastpath import FastPath
+from .args import unwrapped
 from .inputs import (UnfitInput, check_grad_shape, describe_input, name_input, refuse_complex,
                      regroup, warn_constants, wrap_like)
 from .weights import weight_paths, weights_list
@@ -88,6 +89,7 @@ class GradFunction:
         self._weights, self._weights_kind = weights_list(weights)
         if isinstance(fn, GradFunction):
             fn = as_function(fn)
+        fn = unwrapped(fn)      # a jitted function: its gradient is the function's
         if isinstance(fn, Cell):
             self.root = fn
             self.fn = type(fn).construct

@@ -1,21 +1,16 @@
-"""``mindspore.common.api``: an import path MindSpore code uses, nothing in it yet.
+"""``mindspore.common.api``: the import path MindSpore code uses for ``jit`` and its aliases.
 
-MindSpore keeps ``jit`` (formerly ``ms_function``) and ``jit_class`` here.
-s2sad has neither: calling a Cell or function runs it eagerly and only
-gradients are compiled.  Importing one of them fails with that explanation
-instead of a bare "cannot import name".
+``jit`` (formerly ``ms_function``) compiles a function or ``construct`` and
+runs the compiled forward; ``jit_class`` (``ms_class``) returns the class
+unchanged (see ``s2sad.api.jit``).  They are read on first access: this
+module is imported while ``s2sad.nn`` loads, before the API can be.
 """
-__all__ = []
-
-_NOT_YET = ("jit", "ms_function", "jit_class", "ms_class")
+_LAZY = ("jit", "ms_function", "jit_class", "ms_class")
+__all__ = list(_LAZY)
 
 
 def __getattr__(name):
-    if name in _NOT_YET:
-        # ImportError, not AttributeError: ``from ... import jit`` would
-        # replace an AttributeError's message with its own
-        raise ImportError(
-            "mindspore.common.api.%s is not available in s2sad: calls run eagerly and only "
-            "gradients are compiled, so remove the decorator (the code runs as written)"
-            % name, name=name)
+    if name in _LAZY:
+        from .. import api      # its ``jit`` module is shadowed there by the function
+        return getattr(api, name)
     raise AttributeError("module %r has no attribute %r" % (__name__, name))

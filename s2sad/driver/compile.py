@@ -1,8 +1,9 @@
 """The compile driver: a function or Cell plus argument structure -> adjoint code.
 
 trace (``tracing.py``) -> reverse, forward or Taylor-mode AD -> the pipeline's
-passes -> codegen -> compile.  The result (``Compiled``) keeps every stage so
-users can read the IR and source.
+passes -> codegen -> compile.  ``compile_forward`` skips AD: the function's
+own program, simplified and compiled (what ``s2sad.jit`` runs).  The result
+(``Compiled``) keeps every stage so users can read the IR and source.
 """
 import functools
 import gc
@@ -158,6 +159,18 @@ def compile_jvp(fn, root, args, specs):
     ir = forward(t.forward, t.flat_inputs, name=t.qualname + "_grad" * t.gradients + "_jvp")
     return _finish(ir, t, "s2sad: " + _gradients_of("forward-mode derivative", t),
                    n_flat=len(t.flat_inputs))
+
+
+@_without_gc
+def compile_forward(fn, root, args, specs):
+    """Trace, simplify and compile the forward program itself (no derivative).
+
+    The compiled function takes the inputs' runtime leaves then the Cell's
+    runtime inputs (``entry.inputs``) and returns what ``fn`` returns.
+    """
+    t = trace(fn, root, args, specs)
+    ir = pipeline.run(pipeline.SIMPLIFY, t.forward)
+    return _finish(ir, t, "s2sad: compiled forward", n_flat=len(t.flat_inputs))
 
 
 def select_inputs(abstract, which):

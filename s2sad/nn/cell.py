@@ -82,7 +82,13 @@ class Cell:
             "{} must override construct(self, *inputs) to define its computation"
             .format(type(self).__name__))
 
+    #: set by ``@jit`` on a subclass's ``construct`` (``s2sad.jit``): runs its compiled forward
+    __s2sad_jit__ = None
+
     def __call__(self, *args, **kwargs):
+        jitted = type(self).__s2sad_jit__
+        if jitted is not None and jitted.fn is type(self).construct:   # not overridden since
+            return jitted.call(self, args, kwargs)
         return self.construct(*args, **kwargs)
 
     # ---- traversal --------------------------------------------------------
