@@ -9,6 +9,7 @@ objects met on the way become abstract values through ``lift``, which also
 records the guards that say when the compiled program may be reused.
 """
 import builtins
+import contextlib
 import functools
 import inspect
 import types
@@ -54,16 +55,8 @@ class Calls:
             user_caller = any(not is_library(s.fn) for s, _ in self.frames)
             frame = None if is_library(fn) or self.origin is not None or not user_caller or \
                 not outline else self.enter_frame(_frame_name(fn, self_value), loc, scope.env)
-            target, start = self.ops, len(self.ops)
-            self.depth += 1
-            self.frames.append((scope, loc))
-            try:
+            with self.inside(scope, loc, frame):
                 self.exec_block(info.tree.body, scope)
-            finally:
-                self.frames.pop()
-                self.depth -= 1
-                if frame is not None:
-                    self.leave_frame(frame, target, start)
         return returned(scope)
 
     def _check_depth(self, fn, loc):
@@ -119,6 +112,22 @@ class Calls:
         if current is not None and self.origin is None and not is_library(fn):
             return None
         return current
+
+    @contextlib.contextmanager
+    def inside(self, scope, loc, frame):
+        """Walk the body of a call made at ``loc``: one level deeper, with its
+        ``scope`` innermost on ``frames``; what it emits is tagged with
+        ``frame`` (if any) when it ends, however it ends."""
+        target, start = self.ops, len(self.ops)
+        self.depth += 1
+        self.frames.append((scope, loc))
+        try:
+            yield
+        finally:
+            self.frames.pop()
+            self.depth -= 1
+            if frame is not None:
+                self.leave_frame(frame, target, start)
 
     def enter_frame(self, name, loc, env):
         """A new call of a user function, entered (see ``Op.frame``)."""
@@ -305,14 +314,10 @@ class Calls:
                                hint="define bprop(self, %s, out, dout) for %s"
                                % (", ".join("x%d" % i for i in range(n_in)),
                                   type(cell).__name__))
-        saved = self.ops
-        self.ops = []
-        try:
+        with self.region():
             result = self.call_function(type(cell).construct, args, loc=loc,
                                         self_value=Const(cell, path))
             body = self.ops
-        finally:
-            self.ops = saved
         prim = C.CustomBprop(cell, path, map_structure(lambda _: None, result), self)
         outs = [Var() for _ in leaves(result)]
         self.ops.append(Op(prim, [canon(a) for a in args], outs, loc,

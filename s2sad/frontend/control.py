@@ -16,6 +16,8 @@ A variable assigned on only some paths gets the ``UNDEFINED`` marker on the
 others; reading it emits a check that raises a clear error naming it if the
 path taken never assigned it.
 """
+import contextlib
+
 from ..errors import CompileError
 from ..ir.nodes import Var, Const, Op, Region, leaves, map_structure
 from ..ir import control as C
@@ -86,16 +88,22 @@ class ControlFlow:
     """Mixin of ``Builder``: runtime branches, phis, definedness checks, exit flags."""
 
     # ------------------------------------------------------------- regions
+    @contextlib.contextmanager
+    def walking(self, scope, env):
+        """Inside the block ops go to a fresh list and ``scope.env`` is ``env``;
+        both are restored after, however the block ends."""
+        saved_env, scope.env = scope.env, env
+        try:
+            with self.region():
+                yield
+        finally:
+            scope.env = saved_env
+
     def run_region(self, stmts, scope, env):
         """Walk ``stmts`` into a fresh op list; return ``(ops, env after)``."""
-        saved_ops, saved_env = self.ops, scope.env
-        self.ops = []
-        scope.env = env
-        try:
+        with self.walking(scope, env):
             self.exec_block(stmts, scope)
             return self.ops, scope.env
-        finally:
-            self.ops, scope.env = saved_ops, saved_env
 
     def escaped(self, scope):
         """``.esc``: Const(True) -> stop; Var -> guard the rest; else go on."""

@@ -49,6 +49,17 @@ class Emitter:
                    if isinstance(v, Var))
 
     @contextlib.contextmanager
+    def region(self):
+        """Ops emitted inside the block go to a fresh list (``self.ops`` there),
+        the body of a branch, loop or rule; the enclosing list is restored
+        after, however the block ends."""
+        saved, self.ops = self.ops, []
+        try:
+            yield
+        finally:
+            self.ops = saved
+
+    @contextlib.contextmanager
     def attributed(self, loc, origin=_KEEP):
         """Ops emitted inside the block point at ``loc`` (``None``: at their own
         lines) and, if given, come from ``origin``; both are restored after,

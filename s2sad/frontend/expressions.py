@@ -250,18 +250,17 @@ class Expressions:
 
     def select(self, test, then_fn, else_fn, loc):
         """``then_fn() if test else else_fn()``, each side staged in its own region."""
-        saved = self.ops
         # a definedness check staged in one side must not stand for the variable
         # after the expression, where that side may not have run
         self.select_depth += 1
         try:
-            self.ops = []
-            a = then_fn()
-            then_ops, self.ops = self.ops, []
-            b = else_fn()
-            else_ops = self.ops
+            with self.region():
+                a = then_fn()
+                then_ops = self.ops
+            with self.region():
+                b = else_fn()
+                else_ops = self.ops
         finally:
-            self.ops = saved
             self.select_depth -= 1
         outs, res_t, res_e = [], [], []
         value = self._phi("value", a, b, outs, res_t, res_e, loc)

@@ -141,14 +141,10 @@ class Loops:
             env0 = dict(scope.env)
             inner = dict(env0)
             inner[ESC] = Const(False)
-            saved_ops, saved_env = self.ops, scope.env
-            self.ops, scope.env = [], dict(inner)
-            try:
+            with self.walking(scope, dict(inner)):
                 self.assign(node.target, item, scope)
                 self.exec_block(node.body, scope)
                 body_ops, env_b = self.ops, scope.env
-            finally:
-                self.ops, scope.env = saved_ops, saved_env
             scope.env = self.merge(exit_now, env0, ([], dict(env0)), (body_ops, env_b), loc)
             return
         scope.env[ESC] = Const(False)
@@ -342,15 +338,12 @@ class Loops:
         env = dict(scope.env)
         env.update(fixed or {})
         env.update(zip(keys, params))
-        saved_ops, saved_env = self.ops, scope.env
-        self.ops, scope.env = [], env
-        try:
+        with self.walking(scope, env):
             brk = env.get(BRK)
             if isinstance(brk, Var):
-                outer = self.ops
-                self.ops = []
-                test = test_fn()
-                test_ops, self.ops = self.ops, outer
+                with self.region():
+                    test = test_fn()
+                    test_ops = self.ops
                 out = Var("test")
                 self.ops.append(Op(C.If(), [brk], [out], loc, regions=[
                     Region((), [], (Const(False),)), Region((), test_ops, (test,))]))
@@ -358,8 +351,6 @@ class Loops:
             else:
                 test = test_fn()
             return Region([v for p in params for v in leaves(p)], self.ops, (test,))
-        finally:
-            self.ops, scope.env = saved_ops, saved_env
 
     def runtime_while(self, node, scope):
         loc = scope.info.loc(node)
@@ -407,14 +398,10 @@ class Loops:
             body_params = self._params(keys, inits)
             env = self._body_env(scope, keys, _placed(keys, body_params, inits, placeholders),
                                  fixed)
-            saved_ops, saved_env = self.ops, scope.env
-            self.ops, scope.env = [], env
-            try:
+            with self.walking(scope, env):
                 self.assign(node.target, element(index), scope)
                 self.exec_block(node.body, scope)
                 ops, env_b = self.ops, scope.env
-            finally:
-                self.ops, scope.env = saved_ops, saved_env
             return (body_params, ops), _carried_values(env_b, keys)
         (body_params, ops), keys, results, inits, fixed = self._shape_loop(
             keys, self._loop_inits(keys, scope), attempt, loc)
@@ -451,9 +438,7 @@ class Loops:
                 cond = self._loop_test(test, keys, cond_params, scope, loc, fixed)
             env = self._body_env(scope, keys, _placed(keys, body_params, inits, placeholders),
                                  fixed)
-            saved_ops, saved_env = self.ops, scope.env
-            self.ops, scope.env = [], env
-            try:
+            with self.walking(scope, env):
                 i = body_params[0]
                 nxt = self.emit(self._arith("Add"), [i, step], loc)
                 nxt.hint = "i"
@@ -461,8 +446,6 @@ class Loops:
                 scope.env[counter] = nxt
                 self.exec_block(node.body, scope)
                 ops, env_b = self.ops, scope.env
-            finally:
-                self.ops, scope.env = saved_ops, saved_env
             return (cond, body_params, ops), _carried_values(env_b, keys)
         (cond, body_params, ops), keys, results, inits, fixed = self._shape_loop(
             keys, self._loop_inits(keys, scope), attempt, loc)
