@@ -23,7 +23,10 @@ from .control import (ESC, RET, RETVAL, BRK, FLAG_HINTS, MISSING, NeedsConstant,
                       same, runtime_representable)
 from .values import ListVal, freeze
 
+# the most iterations of a loop over a known range unrolled because its body
+# needs the index while compiling
 MAX_UNROLL = 64
+
 
 class RangeVal:
     """``range(start, stop, step)`` with a bound known only at run time."""
@@ -33,11 +36,15 @@ class RangeVal:
 
 
 class EnumerateVal:
+    """``enumerate(inner, start)`` of an iterable a staged loop runs over."""
+
     def __init__(self, inner, start):
         self.inner, self.start = inner, start
 
 
 class ZipVal:
+    """``zip(*inners)`` of iterables a staged loop runs over."""
+
     def __init__(self, inners):
         self.inners = inners
 
@@ -72,6 +79,8 @@ def assigned_names(stmts):
 
 
 def _contains(stmts, kinds, stop_at_loops=True):
+    """Whether ``stmts`` hold a node of ``kinds`` (not inside a nested loop, with
+    ``stop_at_loops``: a ``break`` there leaves that loop, not this one)."""
     for stmt in stmts:
         stack = [stmt]
         while stack:
@@ -92,7 +101,6 @@ class Loops:
     (``range``, ``enumerate``, ``zip``) a staged loop runs over."""
 
     # ------------------------------------------------------------ statements
-
     def st_While(self, node, scope):
         self.runtime_while(node, scope)
 
