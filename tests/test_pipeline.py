@@ -12,7 +12,6 @@ import s2sad
 from s2sad import ops
 from s2sad import driver as G
 from s2sad.opt import pipeline
-from s2sad.ad.inline import attributed
 from s2sad.frontend.build import Builder
 
 from gradcheck import numeric_grad
@@ -163,7 +162,7 @@ def test_attribution_is_restored_when_a_rule_fails():
     b = Builder()
     b.loc_override, b.origin = "outer loc", "outer"
     with pytest.raises(KeyError):
-        with attributed(b, "rule", "op loc"):
+        with b.attributed("op loc", "rule"):
             assert (b.loc_override, b.origin) == ("op loc", "rule")
             raise KeyError
     assert (b.loc_override, b.origin) == ("outer loc", "outer")

@@ -43,11 +43,9 @@ class Adjoints:
             return None
         total = parts[0]
         if len(parts) > 1:
-            saved = self.b.loc_override
-            self.b.loc_override = loc or saved
-            for p in parts[1:]:
-                total = self.b.emit(M.Add(), [total, p], loc)
-            self.b.loc_override = saved
+            with self.b.attributed(loc or self.b.loc_override):
+                for p in parts[1:]:
+                    total = self.b.emit(M.Add(), [total, p], loc)
         if isinstance(total, Var):
             if total.hint is None:
                 total.hint = AdjointOf(var)

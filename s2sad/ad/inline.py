@@ -4,27 +4,14 @@ A rule is ordinary Python that the frontend builder traces at the point of
 use.  What it emits is attributed to the rule (``Op.origin``, shown in the
 IR and in errors) and, for s2sad's own rules, to the differentiated op's
 line in the user's code (``loc_override``), since the rule's own lines mean
-nothing to the user.  ``attributed`` sets both for the call and restores
-them after, however the call ends.
+nothing to the user.  The builder's ``attributed`` sets both for the call and
+restores them after, however the call ends.
 """
-import contextlib
 
 
 def rule_name(rule):
     """How the IR and messages name ``rule``."""
     return getattr(rule, "__qualname__", repr(rule))
-
-
-@contextlib.contextmanager
-def attributed(b, origin, loc):
-    """Ops ``b`` emits inside the block come from ``origin`` and point at ``loc``
-    (``None``: at their own lines)."""
-    saved = (b.loc_override, b.origin)
-    b.loc_override, b.origin = loc, origin
-    try:
-        yield
-    finally:
-        b.loc_override, b.origin = saved
 
 
 def inline_rule(b, rule, args, loc, origin, self_value=None, own_lines=False):
@@ -34,5 +21,5 @@ def inline_rule(b, rule, args, loc, origin, self_value=None, own_lines=False):
     it); ``own_lines`` leaves where ops point as it is, so a user's rule
     keeps its own lines; ``self_value`` binds ``self`` of a method.
     """
-    with attributed(b, origin, b.loc_override if own_lines else loc):
+    with b.attributed(b.loc_override if own_lines else loc, origin):
         return b.call_function(rule, args, loc=loc, self_value=self_value)

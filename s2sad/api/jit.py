@@ -27,7 +27,10 @@ from .. import driver as G
 from .. import tracebacks
 from ..compat import signature
 from ..errors import S2SADError
+from ..frontend.calls import _owner, _step
 from ..frontend.guards import describe, read_path
+from ..nn.cell import Cell
+from ..tensor import Tensor
 from .args import wrap_out
 from .gradfunction import fn_key
 
@@ -65,14 +68,12 @@ class JitFunction:
         Gradients, the frontend and ``Cell`` subclasses read ``type(cell).construct``
         as a function; ``Cell.__call__`` finds the mark and runs the compiled forward.
         """
-        from ..nn.cell import Cell
         if name == "construct" and issubclass(owner, Cell):
             setattr(owner, name, self.fn)
             owner.__s2sad_jit__ = self
 
     def __s2sad_stage__(self, builder, args, kwargs, loc, path):
         """Called inside compiled code: inline the user's function (gradients flow through)."""
-        from ..frontend.build import _step, _owner
         self_value = None
         if self.root is not None:
             self_value = builder.lift(self.root, _owner(path))
@@ -152,7 +153,6 @@ class JitFunction:
 def _reads_tensors(specs, entry):
     """Whether the eager call would return Tensors: a Tensor argument or a Tensor read (a
     Parameter) makes every array it returns a Tensor, as the eager ops do."""
-    from ..tensor import Tensor
 
     def has_tensor(spec):
         return isinstance(spec, tuple) and (spec[:1] == ("tensor",) or
@@ -168,7 +168,6 @@ def _eager_only(entry, root, fn):
     any class overriding ``Cell.__call__``) keeps state compiled code does not
     update, so the call runs eagerly, with a warning when the entry is made.
     """
-    from ..nn.cell import Cell
     reads = [((), root)] if root is not None else []
     for path in entry.guards.checks:
         try:
@@ -211,7 +210,6 @@ def jit(function: Optional[Callable[..., Any]] = None, *args: Any, fn=None,
 
 
 def _jit_of(target):
-    from ..nn.cell import Cell
     if isinstance(target, JitFunction):
         return target
     if isinstance(target, Cell):

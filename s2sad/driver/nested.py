@@ -13,7 +13,7 @@ from ..errors import CompileError
 from ..ir.nodes import Var, Const, Func, leaves, map_structure
 from ..ir import control as C
 from ..frontend import resolve
-from ..frontend.build import _step
+from ..frontend.calls import _step
 from ..frontend.values import is_const, const_value
 from ..opt import pipeline
 from ..ad.reverse import reverse

@@ -8,9 +8,10 @@ operation.  The two agree unless another variable that shares the array is
 read afterwards; that case is refused with an error naming both variables,
 rather than compiled into a different function.
 
-Sharing is tracked on SSA values: each ``Var`` has a set of *roots*, the
-arrays whose memory it may use.  Views take their operand's roots; a phi of a
-branch or loop takes the union of what it may be.
+Sharing is tracked on SSA values as they are emitted (``Emitter.roots``):
+each ``Var`` has a set of *roots*, the arrays whose memory it may use.  Views
+take their operand's roots; a phi of a branch or loop takes the union of what
+it may be.
 """
 import gast
 
@@ -23,24 +24,7 @@ _OP_TEXT = {gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.Div: "/", gast.Po
 
 
 class Aliasing:
-    """Mixin of ``Builder``: roots of values, and the check on ``v op= e``."""
-
-    def roots(self, v):
-        return self.alias.get(v.id) or frozenset((v.id,))
-
-    def note_view(self, prim, args, outs):
-        if prim.view and args and isinstance(args[0], Var):
-            for out in outs:
-                self.alias[out.id] = self.roots(args[0])
-
-    def note_join(self, out, sides):
-        """``out`` is one of ``sides`` (a branch's phi, a loop's carried value)."""
-        roots = {out.id}
-        for s in sides:
-            for leaf in leaves(s):
-                if isinstance(leaf, Var):
-                    roots |= self.roots(leaf)
-        self.alias[out.id] = frozenset(roots)
+    """Mixin of ``Builder``: the checks on ``v op= e`` and ``v[i] = e``."""
 
     def check_in_place(self, node, cur, scope):
         """Refuse ``name op= e`` when a variable sharing ``name``'s array is read later."""

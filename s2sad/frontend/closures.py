@@ -104,19 +104,11 @@ class Closures:
             raise CompileError("calls nest deeper than 64 levels while inlining %s" % clo.name, loc)
         frame = self.enter_frame(clo.name if clo.name != "<lambda>" else "lambda", loc, env) \
             if self.origin is None else None
-        target, start = self.ops, len(self.ops)
-        self.depth += 1
-        self.frames.append((scope, loc))
-        try:
+        with self.inside(scope, loc, frame):
             if isinstance(node, gast.Lambda):
                 return self.eval(node.body, scope)
             self.exec_block(node.body, scope)
             return returned(scope)
-        finally:
-            self.frames.pop()
-            self.depth -= 1
-            if frame is not None:
-                self.leave_frame(frame, target, start)
 
     # ------------------------------------------------------------ partial/map
     def call_special(self, f, args, kwargs, loc):

@@ -1,9 +1,9 @@
-"""Runtime control flow in the builder: ``if``, ``while``, ``for``, and the
-``break`` / ``continue`` / ``return`` that leave them early.
+"""Runtime branches in the builder, and the flags that leave a block early.
 
-Branches become ``If`` ops whose regions yield the variables either branch
-assigned (phis); loops become ``While`` / ``ForRange`` ops that carry every
-variable their body assigns.  Early exits are lowered to flags kept in the
+Branches (``if`` on a runtime test, and the rest of a block after a runtime
+``return``/``break``/``continue``) become ``If`` ops whose regions yield the
+variables either branch assigned (phis); loops, which join values the same
+way, are in ``loops``.  Early exits are lowered to flags kept in the
 environment under names no user variable can have:
 
 - ``.esc``: the rest of the current block must not run (set by return, break
@@ -16,21 +16,17 @@ A variable assigned on only some paths gets the ``UNDEFINED`` marker on the
 others; reading it emits a check that raises a clear error naming it if the
 path taken never assigned it.
 """
-import builtins
-
-import gast
+import contextlib
 
 from ..errors import CompileError
 from ..ir.nodes import Var, Const, Op, Region, leaves, map_structure
 from ..ir import control as C
 from ..runtime import UNDEFINED
-from ..ops.operations import array_ops as A
-from .values import ListVal, freeze
+from .values import freeze
 
 ESC, RET, RETVAL, BRK = ".esc", ".ret", ".retval", ".brk"
-_FLAG_HINTS = {ESC: "exited", RET: "returned", BRK: "broke", RETVAL: "retval"}
-_MISSING = object()
-MAX_UNROLL = 64
+FLAG_HINTS = {ESC: "exited", RET: "returned", BRK: "broke", RETVAL: "retval"}
+MISSING = object()
 
 
 class NeedsConstant(CompileError):
@@ -66,24 +62,8 @@ def unmerged_in(value):
     return None
 
 
-class RangeVal:
-    """``range(start, stop, step)`` with a bound known only at run time."""
-
-    def __init__(self, start, stop, step):
-        self.start, self.stop, self.step = start, stop, step
-
-
-class EnumerateVal:
-    def __init__(self, inner, start):
-        self.inner, self.start = inner, start
-
-
-class ZipVal:
-    def __init__(self, inners):
-        self.inners = inners
-
-
-def _same(a, b):
+def same(a, b):
+    """Whether ``a`` and ``b`` are known to be one value (no phi needed to join them)."""
     if a is b:
         return True
     if isinstance(a, Const) and isinstance(b, Const):
@@ -93,75 +73,37 @@ def _same(a, b):
         if type(va) is type(vb) and isinstance(va, (bool, int, float, str, type(None))):
             return va == vb
     if isinstance(a, tuple) and isinstance(b, tuple) and len(a) == len(b):
-        return all(_same(x, y) for x, y in zip(a, b))
+        return all(same(x, y) for x, y in zip(a, b))
     return False
 
 
-def _runtime_representable(c):
+def runtime_representable(c):
+    """Whether the constant ``c`` can be a runtime value a branch or loop yields."""
     v = c.value
     return v is UNDEFINED or v is None or isinstance(v, (bool, int, float, complex, str)) or \
         type(v).__module__ == "numpy"
 
 
-def assigned_names(stmts):
-    """Names a block assigns, in order of first assignment (nested blocks too)."""
-    out = []
-
-    def add(target):
-        for node in gast.walk(target):
-            if isinstance(node, gast.Subscript):
-                # ``x[i] = v`` rebinds ``x`` to an updated copy
-                root = node.value
-                while isinstance(root, gast.Subscript):
-                    root = root.value
-                if isinstance(root, gast.Name) and root.id not in out:
-                    out.append(root.id)
-            if isinstance(node, gast.Name) and isinstance(node.ctx, gast.Store) \
-                    and node.id not in out:
-                out.append(node.id)
-
-    for stmt in stmts:
-        for node in gast.walk(stmt):
-            if isinstance(node, (gast.Assign,)):
-                for t in node.targets:
-                    add(t)
-            elif isinstance(node, (gast.AugAssign, gast.AnnAssign)):
-                add(node.target)
-            elif isinstance(node, gast.For):
-                add(node.target)
-    return out
-
-
-def _contains(stmts, kinds, stop_at_loops=True):
-    for stmt in stmts:
-        stack = [stmt]
-        while stack:
-            node = stack.pop()
-            if isinstance(node, kinds):
-                return True
-            if stop_at_loops and isinstance(node, (gast.For, gast.While)) and node is not stmt:
-                continue
-            if stop_at_loops and isinstance(node, (gast.For, gast.While)) and node is stmt:
-                # the loop statement itself: its own body belongs to it, not to us
-                continue
-            stack.extend(gast.iter_child_nodes(node))
-    return False
-
-
 class ControlFlow:
-    """Mixin of ``Builder``: the statements that stage control flow."""
+    """Mixin of ``Builder``: runtime branches, phis, definedness checks, exit flags."""
 
     # ------------------------------------------------------------- regions
+    @contextlib.contextmanager
+    def walking(self, scope, env):
+        """Inside the block ops go to a fresh list and ``scope.env`` is ``env``;
+        both are restored after, however the block ends."""
+        saved_env, scope.env = scope.env, env
+        try:
+            with self.region():
+                yield
+        finally:
+            scope.env = saved_env
+
     def run_region(self, stmts, scope, env):
         """Walk ``stmts`` into a fresh op list; return ``(ops, env after)``."""
-        saved_ops, saved_env = self.ops, scope.env
-        self.ops = []
-        scope.env = env
-        try:
+        with self.walking(scope, env):
             self.exec_block(stmts, scope)
             return self.ops, scope.env
-        finally:
-            self.ops, scope.env = saved_ops, saved_env
 
     def escaped(self, scope):
         """``.esc``: Const(True) -> stop; Var -> guard the rest; else go on."""
@@ -197,11 +139,11 @@ class ControlFlow:
         outs, res_t, res_e = [], [], []
         env = {}
         for k in keys:
-            a = env_t.get(k, _MISSING)
-            b = env_e.get(k, _MISSING)
-            if a is _MISSING:
+            a = env_t.get(k, MISSING)
+            b = env_e.get(k, MISSING)
+            if a is MISSING:
                 a = self._absent(k, b)
-            if b is _MISSING:
+            if b is MISSING:
                 b = self._absent(k, a)
             env[k] = self._phi(k, a, b, outs, res_t, res_e, loc)
         op = Op(C.If(), [test], outs, loc,
@@ -217,7 +159,7 @@ class ControlFlow:
         return map_structure(lambda _: Const(UNDEFINED), other)
 
     def _phi(self, key, a, b, outs, res_t, res_e, loc):
-        if _same(a, b):
+        if same(a, b):
             return a
         a, b = freeze(a), freeze(b)
         if isinstance(a, tuple) or isinstance(b, tuple):
@@ -235,7 +177,7 @@ class ControlFlow:
             if isinstance(side, Unmerged):
                 return side
         for side in (a, b):
-            if isinstance(side, Const) and not _runtime_representable(side):
+            if isinstance(side, Const) and not runtime_representable(side):
                 return Unmerged(
                     "variable '%s' holds %r on one path of this branch and something else on "
                     "the other; only tensors and numbers can differ between paths"
@@ -243,7 +185,7 @@ class ControlFlow:
             if not isinstance(side, (Var, Const)):
                 return Unmerged("variable '%s' cannot differ between the paths of this branch"
                                 % key.lstrip("."), loc)
-        out = Var(_FLAG_HINTS.get(key, key))
+        out = Var(FLAG_HINTS.get(key, key))
         self.note_join(out, (a, b))
         if any(isinstance(s, Const) and s.value is UNDEFINED for s in (a, b)) or \
                 any(isinstance(s, Var) and s.id in self.maybe_undefined for s in (a, b)):
@@ -300,411 +242,6 @@ class ControlFlow:
         if isinstance(a, Const):
             return Const(not a.value)
         return self.emit(C.Not(), [a], loc)
-
-    # --------------------------------------------------------------- loops
-    def _carried(self, stmts, scope, extra=()):
-        names = [n for n in assigned_names(stmts) if n not in extra]
-        has_return = _contains(stmts, (gast.Return,), stop_at_loops=False)
-        # a return anywhere inside (even in a nested loop) also ends this loop
-        has_exit = has_return or _contains(stmts, (gast.Break,))
-        keys = list(names)
-        if has_exit:
-            keys.append(BRK)
-        if has_return:
-            keys += [RET, RETVAL]
-        return keys, has_exit, has_return
-
-    def _loop_inits(self, keys, scope):
-        inits = []
-        for k in keys:
-            if k == BRK:
-                inits.append(Const(False))    # each loop has its own break flag
-            elif k in scope.env:
-                inits.append(_frozen(scope.env[k]))
-            elif k == RET:
-                inits.append(Const(False))
-            elif k == RETVAL:
-                inits.append(Const(None))     # its structure is found by _shape_loop
-            else:
-                inits.append(Const(UNDEFINED))
-        return inits
-
-    def _shape_loop(self, keys, inits, attempt, loc):
-        """Build a loop's regions with ``attempt(keys, inits, placeholders, fixed)``;
-        return ``(built, keys, results, inits, fixed)``.
-
-        A variable first bound inside the loop (or the value it returns) has no
-        structure before it, so it is first carried as one value.  When the
-        body makes it a tuple, the loop is built again carrying one value per
-        leaf of the structure the body gave it.  If the body could not even be
-        walked that way (a branch of it returns a tuple, say), it is walked
-        once aside with the variable bound to its placeholder constant
-        (``UNDEFINED``, or ``None`` for the returned value) to find that
-        structure.  A variable that really changes structure from one
-        iteration to the next stays an error.
-
-        A variable holding something no loop can carry (a closure, a sub-Cell)
-        is not carried: ``fixed`` binds it, inside the body and after the
-        loop, to its value when that is the same on every iteration, else to
-        an ``Unmerged`` error raised only if it is read before being bound.
-        """
-        unknown = [k for k, init in zip(keys, inits)
-                   if isinstance(init, Const) and (init.value is UNDEFINED or
-                                                   k == RETVAL and init.value is None)]
-        snapshot = dict(self.maybe_undefined)
-        probed = False
-        fixed = {}
-        for _ in range(8):
-            self.maybe_undefined = dict(snapshot)
-            try:
-                built, results = attempt(keys, inits, (), fixed)
-            except CompileError as e:
-                if not unknown or probed:
-                    raise
-                probed = True
-                self.maybe_undefined = dict(snapshot)
-                try:
-                    _, shapes = attempt(keys, inits, unknown, fixed)
-                except CompileError:
-                    raise e from None
-                reshaped = self._reshape(keys, inits, shapes, unknown)
-                if reshaped is None:
-                    raise
-                inits = reshaped
-                continue
-            built_keys, built_inits = keys, inits
-            stuck = self._uncarried(keys, inits, results, loc)
-            if stuck:
-                fixed.update(stuck)
-                kept = [j for j, k in enumerate(keys) if k not in stuck]
-                keys, inits = [keys[j] for j in kept], [inits[j] for j in kept]
-                continue
-            reshaped = self._reshape(keys, inits, results, unknown)
-            if reshaped is None:
-                break
-            inits = reshaped
-        # the last loop built, checked against what its body gave each variable
-        self._check_structure(built_keys, built_inits, results, loc)
-        return built, built_keys, results, built_inits, fixed
-
-    def _uncarried(self, keys, inits, results, loc):
-        """``{key: binding}`` for the variables a loop cannot carry (see _shape_loop)."""
-        out = {}
-        for k, a, b in zip(keys, inits, results):
-            bad = None
-            for leaf in leaves(b) + leaves(a):
-                if isinstance(leaf, Unmerged):
-                    bad = leaf
-                elif isinstance(leaf, Const) and not _runtime_representable(leaf):
-                    bad = Unmerged("variable '%s' holds %r in a loop; only tensors and numbers "
-                                   "can change from one iteration to the next"
-                                   % (k.lstrip("."), leaf.value), loc)
-                elif not isinstance(leaf, (Var, Const)):
-                    bad = Unmerged("variable '%s' cannot be carried through a loop"
-                                   % k.lstrip("."), loc)
-                if bad is not None:
-                    break
-            if bad is not None:
-                out[k] = a if _same(a, b) and not isinstance(a, Unmerged) else bad
-        return out
-
-    def _reshape(self, keys, inits, results, unknown):
-        """``inits`` with each unknown one given the structure of its result, or
-        ``None`` when none changes."""
-        reshaped, changed = list(inits), False
-        for j, k in enumerate(keys):
-            if k not in unknown:
-                continue
-            shape = map_structure(lambda _: 0, freeze(results[j]))
-            if isinstance(shape, tuple) and shape != map_structure(lambda _: 0, inits[j]):
-                fill = leaves(inits[j])[0]
-                reshaped[j] = map_structure(lambda _: fill, shape)
-                changed = True
-        return reshaped if changed else None
-
-    def _params(self, keys, inits):
-        def fresh(k, leaf):
-            v = Var(_FLAG_HINTS.get(k, k))
-            self.note_join(v, (leaf,))
-            if isinstance(leaf, Const) and leaf.value is UNDEFINED or \
-                    isinstance(leaf, Var) and leaf.id in self.maybe_undefined:
-                self.maybe_undefined[v.id] = k
-            return v
-        return [map_structure(lambda leaf, k=k: fresh(k, leaf), init) for k, init in zip(keys, inits)]
-
-    def _check_structure(self, keys, inits, results, loc):
-        for k, a, b in zip(keys, inits, results):
-            sa = map_structure(lambda _: 0, a)
-            sb = map_structure(lambda _: 0, b)
-            if sa != sb:
-                raise CompileError(
-                    "variable '%s' changes structure inside the loop (for example from a tensor "
-                    "to a tuple); give it its final structure before the loop" % k.lstrip("."),
-                    loc)
-            for leaf in leaves(b) + leaves(a):
-                if isinstance(leaf, Unmerged):
-                    raise leaf.error()
-                if isinstance(leaf, Const) and not _runtime_representable(leaf):
-                    raise CompileError(
-                        "variable '%s' holds %r in a loop; only tensors and numbers can change "
-                        "from one iteration to the next" % (k, leaf.value), loc)
-                if not isinstance(leaf, (Var, Const)):
-                    raise CompileError("variable '%s' cannot be carried through a loop" % k, loc)
-
-    def _after_loop(self, keys, outs, inits, results, scope, outer_brk, loc, fixed=None):
-        """Bind the loop's results; restore the enclosing loop's break flag.
-
-        A ``return`` inside this loop also leaves every enclosing loop, so the
-        enclosing loop's break flag becomes ``outer_brk or returned``.
-        """
-        for k, out, init, res in zip(keys, outs, inits, results):
-            for o, i, r in zip(leaves(out), leaves(init), leaves(res)):
-                self.note_join(o, (i, r))
-                if isinstance(i, Const) and i.value is UNDEFINED or \
-                        isinstance(i, Var) and i.id in self.maybe_undefined:
-                    self.maybe_undefined[o.id] = k
-            scope.env[k] = out
-        scope.env.update(fixed or {})
-        ret = scope.env.get(RET)
-        if outer_brk is _MISSING:
-            scope.env.pop(BRK, None)
-        else:
-            scope.env[BRK] = outer_brk if ret is None else self.flag_or(outer_brk, ret, loc)
-        if ret is not None:
-            scope.env[ESC] = ret
-        else:
-            scope.env.pop(ESC, None)
-
-    def _body_env(self, scope, keys, params, fixed=None):
-        env = dict(scope.env)
-        env.update(fixed or {})
-        for k, p in zip(keys, params):
-            env[k] = p
-        env[ESC] = Const(False)
-        return env
-
-    def _loop_test(self, test_fn, keys, params, scope, loc, fixed=None):
-        """Region computing the loop test (false once ``break`` has run)."""
-        env = dict(scope.env)
-        env.update(fixed or {})
-        env.update(zip(keys, params))
-        saved_ops, saved_env = self.ops, scope.env
-        self.ops, scope.env = [], env
-        try:
-            brk = env.get(BRK)
-            if isinstance(brk, Var):
-                outer = self.ops
-                self.ops = []
-                test = test_fn()
-                test_ops, self.ops = self.ops, outer
-                out = Var("test")
-                self.ops.append(Op(C.If(), [brk], [out], loc, regions=[
-                    Region((), [], (Const(False),)), Region((), test_ops, (test,))]))
-                test = out
-            else:
-                test = test_fn()
-            return Region([v for p in params for v in leaves(p)], self.ops, (test,))
-        finally:
-            self.ops, scope.env = saved_ops, saved_env
-
-    def runtime_while(self, node, scope):
-        loc = scope.info.loc(node)
-        outer_brk = scope.env.get(BRK, _MISSING)
-        if node.orelse:
-            raise CompileError("The 'while...else...' statement is not supported now.", loc)
-        keys, has_exit, _ = self._carried(node.body, scope)
-
-        def attempt(keys, inits, placeholders, fixed):
-            body_params = self._params(keys, inits)
-            cond = None
-            if not placeholders:
-                cond = self._loop_test(lambda: self._truth(self.eval(node.test, scope), loc),
-                                       keys, self._params(keys, inits), scope, loc, fixed)
-            env = self._body_env(scope, keys, _placed(keys, body_params, inits, placeholders),
-                                 fixed)
-            ops, env_b = self.run_region(node.body, scope, env)
-            return (cond, body_params, ops), _carried_values(env_b, keys)
-        (cond, body_params, ops), keys, results, inits, fixed = self._shape_loop(
-            keys, self._loop_inits(keys, scope), attempt, loc)
-        outs = self._params(keys, inits)
-        self.ops.append(Op(C.While(), [x for i in inits for x in leaves(i)],
-                           [x for o in outs for x in leaves(o)], loc, regions=[
-            cond, Region([x for p in body_params for x in leaves(p)], ops,
-                         [x for r in results for x in leaves(r)])]))
-        self._after_loop(keys, outs, inits, results, scope, outer_brk, loc, fixed)
-
-    def _truth(self, test, loc):
-        if isinstance(test, tuple):
-            return Const(bool(test))
-        return test
-
-    def runtime_for(self, node, iterable, scope):
-        """``for`` over a range, a tensor's first axis, enumerate or zip of them."""
-        loc = scope.info.loc(node)
-        outer_brk = scope.env.get(BRK, _MISSING)
-        start, stop, step, element = self.iteration(iterable, loc)
-        index = Var("i")
-        target_names = assigned_names([gast.Assign(targets=[node.target], value=None)])
-        keys, has_exit, _ = self._carried(node.body, scope, extra=target_names)
-        if has_exit:
-            return self._for_as_while(node, start, stop, step, element, scope, loc, outer_brk)
-
-        def attempt(keys, inits, placeholders, fixed):
-            body_params = self._params(keys, inits)
-            env = self._body_env(scope, keys, _placed(keys, body_params, inits, placeholders),
-                                 fixed)
-            saved_ops, saved_env = self.ops, scope.env
-            self.ops, scope.env = [], env
-            try:
-                self.assign(node.target, element(index), scope)
-                self.exec_block(node.body, scope)
-                ops, env_b = self.ops, scope.env
-            finally:
-                self.ops, scope.env = saved_ops, saved_env
-            return (body_params, ops), _carried_values(env_b, keys)
-        (body_params, ops), keys, results, inits, fixed = self._shape_loop(
-            keys, self._loop_inits(keys, scope), attempt, loc)
-        outs = self._params(keys, inits)
-        self.ops.append(Op(C.ForRange(), [start, stop, step] + [x for i in inits for x in leaves(i)],
-                           [x for o in outs for x in leaves(o)], loc, regions=[
-            Region([index] + [x for p in body_params for x in leaves(p)], ops,
-                   [x for r in results for x in leaves(r)])]))
-        self._after_loop(keys, outs, inits, results, scope, outer_brk, loc, fixed)
-
-    def _for_as_while(self, node, start, stop, step, element, scope, loc, outer_brk):
-        """A ``for`` that may ``break`` or ``return`` runs as a ``while`` over its index."""
-        self.n_for = getattr(self, "n_for", 0) + 1
-        counter = ".for_index%d" % self.n_for
-        scope.env[counter] = start
-        keys, _, _ = self._carried(node.body, scope)
-        keys = [counter] + keys
-
-        def attempt(keys, inits, placeholders, fixed):
-            body_params = self._params(keys, inits)
-            body_params[0].hint = "i"
-            cond = None
-            if not placeholders:
-                cond_params = self._params(keys, inits)
-                cond_params[0].hint = "i"
-
-                def test():
-                    i = cond_params[0]
-                    if not isinstance(step, Const):
-                        return self.emit(C.InRange(), [i, stop, step], loc)
-                    if step.value < 0:
-                        return self.emit(self._cmp("Greater"), [i, stop], loc)
-                    return self.emit(self._cmp("Less"), [i, stop], loc)
-                cond = self._loop_test(test, keys, cond_params, scope, loc, fixed)
-            env = self._body_env(scope, keys, _placed(keys, body_params, inits, placeholders),
-                                 fixed)
-            saved_ops, saved_env = self.ops, scope.env
-            self.ops, scope.env = [], env
-            try:
-                i = body_params[0]
-                nxt = self.emit(self._arith("Add"), [i, step], loc)
-                nxt.hint = "i"
-                self.assign(node.target, element(i), scope)
-                scope.env[counter] = nxt
-                self.exec_block(node.body, scope)
-                ops, env_b = self.ops, scope.env
-            finally:
-                self.ops, scope.env = saved_ops, saved_env
-            return (cond, body_params, ops), _carried_values(env_b, keys)
-        (cond, body_params, ops), keys, results, inits, fixed = self._shape_loop(
-            keys, self._loop_inits(keys, scope), attempt, loc)
-        outs = self._params(keys, inits)
-        outs[0].hint = "i"
-        self.ops.append(Op(C.While(), [x for i in inits for x in leaves(i)],
-                           [x for o in outs for x in leaves(o)], loc, regions=[
-            cond, Region([x for p in body_params for x in leaves(p)], ops,
-                         [x for r in results for x in leaves(r)])]))
-        self._after_loop(keys, outs, inits, results, scope, outer_brk, loc, fixed)
-        scope.env.pop(counter, None)
-
-    def _cmp(self, name):
-        from ..ops.operations import math_ops as M
-        return getattr(M, name)()
-
-    def _arith(self, name):
-        from ..ops.operations import math_ops as M
-        return getattr(M, name)()
-
-    def iteration(self, it, loc):
-        """``(start, stop, step, element)`` where ``element(i)`` stages the i-th item."""
-        if isinstance(it, Const) and isinstance(it.value, range):
-            r = it.value
-            return Const(r.start), Const(r.stop), Const(r.step), lambda i: i
-        if isinstance(it, RangeVal):
-            return it.start, it.stop, it.step, lambda i: i
-        if isinstance(it, Var):
-            n = self.emit(A.GetItem(), [self.emit(A.Shape(), [it], loc), Const(0)], loc)
-            n.hint = "n"
-            return Const(0), n, Const(1), lambda i: self.emit(A.GetItem(), [it, i], loc)
-        if isinstance(it, EnumerateVal):
-            start, stop, step, inner = self.iteration(it.inner, loc)
-
-            def element(i):
-                k = i if _is_zero(it.start) else self.emit(self._arith("Add"), [i, it.start], loc)
-                return (k, inner(i))
-            return start, stop, step, element
-        if isinstance(it, ZipVal):
-            parts = [self.iteration(x, loc) for x in it.inners]
-            stop = None
-            for s0, s1, s2, _ in parts:
-                if not (_is_zero(s0) and isinstance(s2, Const) and s2.value == 1):
-                    raise CompileError("zip over ranges that do not start at 0 with step 1 is "
-                                       "not supported", loc)
-                stop = s1 if stop is None else self._min(stop, s1, loc)
-            return Const(0), stop, Const(1), lambda i: tuple(p[3](i) for p in parts)
-        raise CompileError("cannot iterate over this value in a loop", loc)
-
-    def _min(self, a, b, loc):
-        if isinstance(a, Const) and isinstance(b, Const):
-            return Const(min(a.value, b.value))
-        return self.emit(C.PyMin(), [a, b], loc)
-
-    # --------------------------------------------------------- builtins
-    def iterable_builtin(self, f, args, loc):
-        """``range``/``enumerate``/``zip`` over runtime values, or ``None``."""
-        if f is builtins.range:
-            if len(args) == 1:
-                return RangeVal(Const(0), args[0], Const(1))
-            if len(args) == 2:
-                return RangeVal(args[0], args[1], Const(1))
-            return RangeVal(*args[:3])
-        if f in (builtins.enumerate, builtins.zip):
-            # a list built while compiling is iterated as its items now
-            args = [tuple(a.items) if isinstance(a, ListVal) else a for a in args]
-        if f is builtins.enumerate:
-            start = args[1] if len(args) > 1 else Const(0)
-            if isinstance(args[0], tuple):
-                return tuple((Const(i + start.value) if isinstance(start, Const) else i, x)
-                             for i, x in enumerate(args[0]))
-            return EnumerateVal(args[0], start)
-        if f is builtins.zip:
-            if all(isinstance(a, tuple) for a in args):
-                return tuple(zip(*args))
-            return ZipVal(list(args))
-        return None
-
-
-def _frozen(value):
-    return freeze(value)
-
-
-def _carried_values(env, keys):
-    """What a loop body leaves in each carried variable; a list built in the body
-    is carried as a tuple of its items."""
-    return [_frozen(env[k]) for k in keys]
-
-
-def _placed(keys, params, inits, placeholders):
-    """Loop parameters, with those of ``placeholders`` bound to their initial constant."""
-    return [i if k in placeholders else p for k, p, i in zip(keys, params, inits)]
-
-
-def _is_zero(a):
-    return isinstance(a, Const) and a.value == 0
 
 
 def returned(scope):

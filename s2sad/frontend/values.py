@@ -1,9 +1,11 @@
 """The abstract values the builder walks with, besides ``Var`` and ``Const``.
 
-They live apart from the walker (``build.py``) so that its helper mixins
-(``control``, ``closures``, ``alias``) can use them without importing it.
+They live apart from the walker (``build.py``) so that the mixins it is
+made of (``statements``, ``expressions``, ``calls``, ``control``, ``loops``,
+``closures``, ``alias``) can use them without importing it.
 """
 from ..ir.nodes import Const
+from ..tensor import Tensor
 from . import resolve
 
 
@@ -117,3 +119,8 @@ class Scope:
 def is_library(fn):
     """Whether ``fn`` is s2sad's own code (walked as a library, not guarded)."""
     return (getattr(fn, "__module__", "") or "").startswith("s2sad.")
+
+
+def is_tensor(value):
+    """Whether ``value`` is an s2sad Tensor (a Parameter included)."""
+    return isinstance(value, Tensor)
