@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 import s2sad
-from s2sad import nn
+from s2sad import nn, ops
 from s2sad.errors import CompileError
 from s2sad.ops import GradOperation
-from s2sad.tensor import Parameter, Tensor
+from s2sad.tensor import Parameter, ParameterTuple, Tensor
 
 from gradcheck import numeric_grad
 
@@ -293,3 +293,58 @@ def test_bprop_reads_an_attribute_construct_does_not(parameter):
     got = GradOperation(sens_param=True)(net)(Tensor(x), Tensor(sens)).asnumpy()
     assert np.allclose(got, sens * k * x)
     assert np.allclose(GradOperation()(GradOperation()(net))(Tensor(x)).asnumpy(), k)
+
+
+# ------------------------------- GradOperation applied to Parameters in construct
+class _CubedWeights(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.w = Parameter(Tensor(np.array([2.0, 3.0])), name="w")
+
+    def construct(self, x):
+        return (self.w ** 3 * x * x).sum()
+
+
+class _WeightGradInside(nn.Cell):
+    """``grad_op(self.net, self.params)(x)`` inside ``construct``, as MindSpore's tests write it."""
+
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+        self.params = ParameterTuple(net.trainable_params())
+        self.grad_op = ops.GradOperation(get_by_list=True)
+
+    def construct(self, x):
+        return self.grad_op(self.net, self.params)(x)[0]
+
+
+def test_weight_gradient_inside_construct_differentiated_again():
+    """d/dx and d/dw of the inner d/dw = 3 w^2 x^2: closed forms and finite differences."""
+    net = _CubedWeights()
+    outer = _WeightGradInside(net)
+    x = np.array([1.0, 2.0])
+    w = net.w.asnumpy().copy()
+    np.testing.assert_allclose(outer(Tensor(x)).asnumpy(), 3 * w ** 2 * x ** 2, rtol=1e-14)
+    dx = ops.GradOperation()(outer)(Tensor(x))
+    np.testing.assert_allclose(np.asarray(dx), 6 * w ** 2 * x, rtol=1e-14)
+    (dw,) = ops.GradOperation(get_by_list=True)(outer, ParameterTuple(net.trainable_params()))(
+        Tensor(x))
+    np.testing.assert_allclose(dw.asnumpy(), 6 * w * x ** 2, rtol=1e-14)
+
+    def inner_sum(wv):
+        return float(np.sum(3 * wv ** 2 * x ** 2))
+    np.testing.assert_allclose(dw.asnumpy(), numeric_grad(inner_sum, (w,), 0), rtol=1e-7)
+
+
+def test_grad_operation_inside_construct_refuses_computed_weights():
+    class Computed(nn.Cell):
+        def __init__(self, net):
+            super().__init__()
+            self.net = net
+            self.grad_op = ops.GradOperation(get_by_list=True)
+
+        def construct(self, x):
+            return self.grad_op(self.net, (x * 2,))(x)
+
+    with pytest.raises(CompileError, match="Parameters of the Cell count as known"):
+        ops.GradOperation()(Computed(_CubedWeights()))(Tensor(np.array([1.0, 2.0])))

@@ -36,6 +36,10 @@ class GradOperation:
       default every output leaf gets a sens of ones.
     """
 
+    #: Applied inside code being compiled, it is called then with the Parameters
+    #: themselves: ``grad_op(self.net, self.params)`` only needs to know which.
+    __s2sad_takes_inputs_whole__ = True
+
     def __init__(self, get_all: bool = False, get_by_list: bool = False,
                  sens_param: bool = False) -> None:
         _check_bool("get_all", get_all)

@@ -234,6 +234,8 @@ class Calls:
             # a method of a generator made before the call (a module-level ``rng``)
             return self.runtime_call(functools.partial(R.PyMethodCall, f.__name__), args,
                                      kwargs, loc, receiver=Const(f.__self__))
+        if getattr(type(f), "__s2sad_takes_inputs_whole__", False):
+            return self.evaluate_on_objects(f, args, kwargs, loc)
         if getattr(f, "__s2sad_constexpr__", False):
             if not (all(is_const(a) for a in args) and all(is_const(v) for v in kwargs.values())):
                 raise CompileError("%s is evaluated while compiling, so its arguments must be "
@@ -386,6 +388,33 @@ class Calls:
         try:
             value = f(*[const_value(a) for a in args],
                       **{k: const_value(v) for k, v in kwargs.items()})
+        except CompileError:
+            raise
+        except Exception as e:
+            raise CompileError("calling %s while compiling raised %s: %s"
+                               % (describe(f), type(e).__name__, e), loc)
+        return self.lift(value)
+
+    def evaluate_on_objects(self, f, args, kwargs, loc):
+        """Call ``f`` now, passing each runtime input (a Parameter, a Tensor read from
+        the Cell) as the object it stands for while compiling.
+
+        For callables that only need to know *which* Tensors they are given
+        (``GradOperation(get_by_list=True)(self.net, self.params)`` inside
+        ``construct``), never their values.
+        """
+        def whole(v):
+            if is_const(v):
+                return const_value(v)
+            obj = self.inputs.object_of(v, self.root) if isinstance(v, Var) else None
+            if obj is None:
+                raise CompileError("%s is applied while compiling, so its arguments must be "
+                                   "known then (Parameters of the Cell count as known); it "
+                                   "got a value computed at run time" % describe(f), loc)
+            return obj
+        try:
+            value = f(*[map_structure(whole, a) for a in args],
+                      **{k: map_structure(whole, v) for k, v in kwargs.items()})
         except CompileError:
             raise
         except Exception as e:

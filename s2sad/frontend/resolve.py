@@ -14,7 +14,7 @@ import types
 import numpy as np
 
 from ..ir.nodes import Var
-from .guards import read_path, scalar_key, guard_types
+from .guards import FN, read_path, scalar_key, guard_types
 
 
 def closure_vars(fn):
@@ -152,6 +152,18 @@ class RuntimeInputs:
 
     def var_of(self, value):
         return self._by_id.get(id(value))
+
+    def object_of(self, var, root):
+        """The object ``var`` stands for while compiling (``None`` when it is no input
+        or was found where only the running function can read it)."""
+        for v, path, obj in self.entries:
+            if v is var:
+                if path is None:
+                    return obj
+                if path and path[0] is FN:
+                    return None
+                return read_path(root, path)
+        return None
 
     def read(self, root, fn=None):
         """The arrays to pass for this call, in ``entries`` order."""
