@@ -179,6 +179,8 @@ class Expressions:
         if isinstance(left, tuple) or isinstance(right, tuple):
             if op is gast.Add and isinstance(left, tuple) and isinstance(right, tuple):
                 return left + right
+            if op is gast.Add and (self.is_runtime_tuple(left) or self.is_runtime_tuple(right)):
+                return self.emit(A.TupleConcat(), [left, right], loc)     # x.shape[:2] + (-1,)
             if op is gast.Mult and isinstance(left, tuple) and is_const(right):
                 return left * const_value(right)
             raise CompileError("operator %s is not supported between these tuples"
@@ -187,6 +189,10 @@ class Expressions:
             raise CompileError("operator '%s' on tensors is not supported by this version of "
                                "s2sad" % _OP_SYMBOL[op], loc)
         return self.emit(prim_cls(), [left, right], loc)
+
+    def is_runtime_tuple(self, value):
+        """Whether ``value`` is a run-time tuple no gradient flows through (a shape)."""
+        return isinstance(value, Var) and value.id in self.inert
 
     def ex_UnaryOp(self, node, scope):
         operand = self.eval(node.operand, scope)

@@ -188,6 +188,11 @@ class Statements:
         elif isinstance(value, Const) and isinstance(value.value, (tuple, list)):
             elems = [self.lift(x, resolve.child_path(value, i, item=True))
                      for i, x in enumerate(value.value)]
+        elif n is not None and isinstance(value, Var) and value.id in self.inert:
+            # a run-time tuple no gradient flows through (a shape): its length is
+            # the assignment's, checked when the code runs
+            elems = list(self.emit(A.UnpackTuple(n), [value], loc)) if n != 1 else \
+                [self.emit(A.UnpackTuple(1), [value], loc)]
         else:
             raise CompileError("cannot unpack a runtime value into several names; "
                                "unpack tuples whose length is known while compiling", loc)

@@ -17,7 +17,7 @@ __all__ = [
     "array_pad_width", "array_pad", "array_pad_crop", "array_one_hot", "array_setitem",
     "array_setitem_value_grad",
     "array_repeat_grad", "array_fail", "array_flat_padding", "array_split_sections",
-    "accumulate_at",
+    "accumulate_at", "array_unpack",
 ]
 
 
@@ -428,3 +428,16 @@ def accumulate_at(acc, index, d):
     else:
         np.add.at(acc, index, d)
     return acc
+
+
+def array_unpack(values, n):
+    """The items of a run-time tuple unpacked into ``n`` names (``b, n, c = x.shape``).
+
+    Compiled code does not know a shape's length, so the count the user's
+    assignment names is checked when it runs, with the message Python gives.
+    """
+    values = tuple(values)
+    if len(values) != n:
+        raise ValueError("cannot unpack %d values into %d names (the shape or tuple had %d "
+                         "items where the code expects %d)" % (len(values), n, len(values), n))
+    return values

@@ -451,7 +451,8 @@ def _np_ndim(a):
 
 # ------------------------------------------------------------ Tensor methods
 def _method_reshape(x, *shape):
-    return reshape(x, _tuple_arg(shape))
+    # not _tuple_arg: the sizes may be known only at run time (``x.reshape(b, -1)``)
+    return reshape(x, shape[0] if len(shape) == 1 else shape)
 
 
 def _method_transpose(x, *axes):

@@ -630,6 +630,32 @@ class Shape(Primitive):
         return "xp.shape(%s)" % x
 
 
+class UnpackTuple(Primitive):
+    """The ``num`` items of a tuple known only at run time, such as a shape
+    (``b, n, c = x.shape``); a different length raises at run time (no gradient)."""
+    small_result = True
+    differentiable = False
+    formula = _NO_GRAD
+
+    def __init__(self, num):
+        super().__init__(num=int(num))
+        self.num_outputs = self.num
+
+    def emit(self, x):
+        return "rt.array_unpack(%s, %d)" % (x, self.num)
+
+
+class TupleConcat(Primitive):
+    """``a + b`` where a tuple is known only at run time (``x.shape[:2] + (-1,)``;
+    no gradient)."""
+    small_result = True
+    differentiable = False
+    formula = _NO_GRAD
+
+    def emit(self, a, b):
+        return "tuple(%s) + tuple(%s)" % (a, b)
+
+
 class Size(Primitive):
     """The number of elements of x, a Python int (no gradient)."""
     small_result = True
