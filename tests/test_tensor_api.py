@@ -332,3 +332,17 @@ def test_str_as_mindspore_prints_it():
     assert str(Tensor(np.array([[1, 2], [3, 4]]), ms.int32)) == "[[1 2]\n [3 4]]"
     assert str(Tensor(True, ms.bool_)) == "True"
     assert str(Tensor([4.0, 5.0, 6.0], ms.float64)) == "[4. 5. 6.]"
+
+
+# ------------------------------------- Tensor(...) of a run-time value in construct
+class _WrapsRuntimeValues(nn.Cell):
+    def construct(self, x):
+        y = Tensor(x * 2, ms.float64)          # a cast
+        z = ms.tensor(x)                       # x itself
+        return (y * z * z).sum()
+
+
+def test_tensor_of_a_runtime_value_inside_construct_is_differentiated():
+    x = np.array([0.5, -1.0, 2.0])
+    g = ms.ops.GradOperation()(_WrapsRuntimeValues())(Tensor(x))
+    np.testing.assert_allclose(np.asarray(g), 6 * x ** 2, rtol=1e-15)

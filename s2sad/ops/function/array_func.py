@@ -13,6 +13,7 @@ import numpy as np
 from ..operations import array_ops as A
 from ..operations import math_ops as M
 from ... import dtype as mstype
+from ...tensor import Tensor, tensor
 from ...runtime.rt_array import array_axis_index, array_fail, array_flat_padding, \
     array_split_sections
 from ...runtime import constexpr
@@ -574,6 +575,16 @@ TENSOR_METHODS = {
 
 #: Tensor/ndarray attributes -> function(self)
 TENSOR_PROPERTIES = {"shape": shape, "T": _property_t, "ndim": rank, "size": size}
+
+
+def _tensor_at_run_time(input_data=None, dtype=None):
+    """``Tensor(x, dtype)`` / ``s2sad.tensor(x)`` on a value known only at run time
+    (MindSpore's graph mode allows it): ``x`` itself, cast when a dtype is given."""
+    return input_data if dtype is None else cast(input_data, dtype)
+
+
+#: callables applied to runtime values -> a replacement over primitives
+BUILTINS = {Tensor: _tensor_at_run_time, tensor: _tensor_at_run_time}
 
 __all__ = [_n for _n, _v in list(globals().items())
            if not _n.startswith("_") and callable(_v)
