@@ -11,7 +11,7 @@ import pytest
 
 from s2sad import cli
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from repo import ROOT
 SIN_COS = os.path.join(ROOT, "samples", "sin_cos_net.py")
 MATMUL = os.path.join(ROOT, "samples", "matmul_net.py")
 

@@ -17,7 +17,7 @@ import s2sad
 from s2sad import cli
 from s2sad.errors import CompileError
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from repo import ROOT
 ENV = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""))
 
 

@@ -20,7 +20,7 @@ from s2sad import ops
 
 import program_gen as pg
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from repo import ROOT
 MATMUL = os.path.join(ROOT, "samples", "matmul_net.py")
 
 CONTROL_FLOW = textwrap.dedent("""\

@@ -16,7 +16,7 @@ from s2sad.backend import explain
 
 import program_gen
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from repo import ROOT
 
 NN = """\
 import numpy as np

@@ -10,7 +10,7 @@ import pytest
 import s2sad
 from s2sad import cli, ops, Tensor
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from repo import ROOT
 SAMPLE = os.path.join("samples", "sin_cos_net.py")
 
 

@@ -60,7 +60,7 @@ import sys
 import numpy as np
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from repo import ROOT
 PAGES = sorted(glob.glob(os.path.join(ROOT, "docs", "guide*.md")))
 OTHER_TESTS = {"docs/errors.md": "test_errors_doc.py",
                "docs/primitives.md": "test_primitives_doc.py"}

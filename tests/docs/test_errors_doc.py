@@ -18,8 +18,9 @@ from s2sad import ops
 from s2sad.frontend import parse
 from s2sad.frontend.control import NeedsConstant
 
-DOC = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "docs",
-                   "errors.md")
+from repo import ROOT
+
+DOC = os.path.join(ROOT, "docs", "errors.md")
 
 CLASSES = {
     "CompileError": s2sad.errors.CompileError,

@@ -12,7 +12,7 @@ import sys
 from s2sad.ops import operations as P
 from s2sad.ops.primitive import Primitive
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from repo import ROOT
 TOOL = os.path.join(ROOT, "tools", "gen_primitives_doc.py")
 DOC = os.path.join(ROOT, "docs", "primitives.md")
 

@@ -9,7 +9,7 @@ import pytest
 
 from s2sad import Tensor
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from repo import ROOT
 FLOAT = re.compile(r"-?\d+\.\d*(?:[eE][+-]?\d+)?")
 
 

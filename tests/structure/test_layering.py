@@ -11,7 +11,7 @@ import textwrap
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from repo import ROOT
 _SPEC = importlib.util.spec_from_file_location("layers", os.path.join(ROOT, "tools", "layers.py"))
 layers = importlib.util.module_from_spec(_SPEC)
 _SPEC.loader.exec_module(layers)

@@ -20,7 +20,7 @@ from s2sad import Parameter, Tensor, ops
 from s2sad.ad import api
 from s2sad.ad.check import check_grads
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from repo import ROOT
 
 TENSOR_METHODS = ["__init__", "asnumpy", "item", "tolist", "sum", "mean", "max", "min",
                   "reshape", "transpose", "squeeze", "expand_dims", "flatten", "astype",

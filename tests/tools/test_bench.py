@@ -9,7 +9,7 @@ import os
 import subprocess
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from repo import ROOT
 SCRIPT = os.path.join(ROOT, "tools", "bench.py")
 
 TOOLS = ("numpy", "hand", "s2sad", "autograd", "torch", "jax", "jax_jit", "tangent")

@@ -4,7 +4,7 @@ import os
 import subprocess
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from repo import ROOT
 SCRIPT = os.path.join(ROOT, "tools", "bench_loop.py")
 
 KEYS = {"steps", "hidden", "repeat", "dtype", "forward_time_s", "grad_time_s", "time_ratio",

@@ -6,7 +6,7 @@ import sys
 
 from conftest import Progress
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+from repo import TESTS
 
 
 class Recorder(Progress):
@@ -36,7 +36,7 @@ def test_a_short_test_prints_nothing():
 
 def test_progress_line_passes_pytest_capture(tmp_path):
     """Run a tiny suite with ``-q`` (output captured): the line reaches the terminal."""
-    shutil.copy(os.path.join(HERE, "conftest.py"), str(tmp_path / "conftest.py"))
+    shutil.copy(os.path.join(TESTS, "conftest.py"), str(tmp_path / "conftest.py"))
     (tmp_path / "test_demo.py").write_text(
         "def test_ok():\n    pass\n\n"
         "def test_long(progress):\n"
