@@ -5,7 +5,6 @@ max is stopped, also against the gradient through the max (the pass turned
 off), which differs only by the rounding residue the pass drops.  Where the
 program is not shift-invariant the max's rule must still be there.
 """
-
 import numpy as np
 import pytest
 

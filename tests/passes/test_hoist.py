@@ -14,7 +14,7 @@ import s2sad
 from s2sad import ops
 
 from gradcheck import numeric_grad
-from test_perf_passes import both, assert_same
+from passes_common import both, assert_same
 from test_random_programs import load_source
 
 SOURCE = """

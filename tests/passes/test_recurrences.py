@@ -15,7 +15,7 @@ from s2sad.backend.rt_math import math_scale_repeated
 
 from gradcheck import numeric_grad
 from test_call_overhead import d2l
-from test_perf_passes import both, assert_same
+from passes_common import both, assert_same
 from test_random_programs import load_source
 
 SOURCE = """

@@ -1,10 +1,10 @@
-"""The progress lines of long tests (tests/conftest.py) show under ``pytest -q``."""
+"""The progress lines of long tests (tests/support/progress.py) show under ``pytest -q``."""
 import os
 import shutil
 import subprocess
 import sys
 
-from conftest import Progress
+from progress import Progress
 
 from repo import TESTS
 
@@ -36,7 +36,9 @@ def test_a_short_test_prints_nothing():
 
 def test_progress_line_passes_pytest_capture(tmp_path):
     """Run a tiny suite with ``-q`` (output captured): the line reaches the terminal."""
-    shutil.copy(os.path.join(TESTS, "conftest.py"), str(tmp_path / "conftest.py"))
+    for name in ("conftest.py", os.path.join("support", "progress.py")):
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        shutil.copy(os.path.join(TESTS, name), str(tmp_path / name))
     (tmp_path / "test_demo.py").write_text(
         "def test_ok():\n    pass\n\n"
         "def test_long(progress):\n"
