@@ -16,7 +16,8 @@ from s2sad.backend.codegen import CodeGen
 from s2sad.backend.compile import compile_source
 
 import test_closures as programs
-import test_control_flow as cf
+from test_exits import EXIT_CASES, MORE_CASES
+from test_loops import LOOP_CASES
 
 
 class Scale(nn.Cell):
@@ -101,7 +102,7 @@ def _inline(compiled):
 
 CASES = [(f.__name__, f, (programs.X, programs.Y)[:f.__code__.co_argcount])
          for f in programs.FUNCTIONS] + [("twice", twice, (np.array([0.3, -0.2, 0.5]),))] + [
-    c for c in cf.LOOP_CASES + cf.EXIT_CASES + cf.MORE_CASES
+    c for c in LOOP_CASES + EXIT_CASES + MORE_CASES
     if not any(isinstance(a, (int, float, Tensor)) for a in c[2])]
 
 

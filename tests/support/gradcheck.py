@@ -131,3 +131,14 @@ def check_jvp(fn, args, tangents=None, seed=1):
     for p, m, t in zip(flat(plus), flat(minus), flat(t_out)):
         np.testing.assert_allclose(np.asarray(t), (np.asarray(p) - np.asarray(m)) / (2 * eps),
                                    rtol=1e-6, atol=1e-6)
+
+
+def fd_grad(fn, *args):
+    """Finite-difference gradient of ``sum(fn(*args))`` with respect to the first argument."""
+    return numeric_grad(lambda *a: np.sum(fn(*a)), args, 0)
+
+
+def assert_fd(fn, *args):
+    """``GradOperation()(fn)`` agrees with ``fd_grad`` (the first argument's gradient)."""
+    np.testing.assert_allclose(GradOperation()(fn)(*args), fd_grad(fn, *args),
+                               rtol=1e-6, atol=1e-8)
