@@ -21,7 +21,8 @@ from s2sad.ops._grad import taylor_rules
 from s2sad.ops.primitive import Primitive
 
 from gradcheck import numeric_grad
-from test_second_order import CASES, _IR_OP, normal, positive
+from second_order_cases import normal, positive
+from test_second_order import CASES, _IR_OP
 
 
 def chain(fn, n):
