@@ -16,7 +16,7 @@ import pytest
 from s2sad import ops
 
 from gradcheck import numeric_grad
-from test_random_programs import load_source
+from sources import load_source
 import program_gen as pg
 
 SOURCE = """

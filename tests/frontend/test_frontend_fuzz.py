@@ -40,6 +40,7 @@ from s2sad.backend.runtime import UndefinedVariableError
 from s2sad.errors import CompileError, RuleError
 
 import program_gen as pg
+from campaign import scaled
 
 S2SAD_DIR = os.path.dirname(os.path.abspath(sys.modules["s2sad"].__file__))
 
@@ -230,19 +231,34 @@ MUTATION = st.tuples(st.sampled_from(["delete", "duplicate", "swap", "operator",
                      st.integers(0, 10_000), st.integers(0, 10_000))
 
 
-MUTATED_EXAMPLES = 250
+MUTATED_EXAMPLES = 250          # marked long; the default run checks MUTATED_SLICE
+MUTATED_SLICE = 40
 
 
-@settings(max_examples=MUTATED_EXAMPLES, derandomize=True, deadline=None, database=None,
-          suppress_health_check=list(HealthCheck))
-@given(seed=st.integers(0, 2 ** 31 - 1), mutations=st.lists(MUTATION, min_size=0, max_size=3))
-def test_mutated_programs(seed, mutations, tmp_path_factory, progress):
+def _check_mutated(seed, mutations, tmp_path_factory, progress, name, total):
     program = pg.generate(seed, avoid=())
     source = mutate(program.source, mutations, program.kind == "cell")
     tmp = tmp_path_factory.getbasetemp()
     check_source(source, tmp, "mut_%d_%d" % (seed, abs(hash(source)) % 10 ** 8), program,
                  program.kind == "cell")
-    progress.step("test_mutated_programs", MUTATED_EXAMPLES)
+    progress.step(name, total)
+
+
+@pytest.mark.long
+@settings(max_examples=scaled(MUTATED_EXAMPLES), derandomize=True, deadline=None,
+          database=None, suppress_health_check=list(HealthCheck))
+@given(seed=st.integers(0, 2 ** 31 - 1), mutations=st.lists(MUTATION, min_size=0, max_size=3))
+def test_mutated_programs(seed, mutations, tmp_path_factory, progress):
+    _check_mutated(seed, mutations, tmp_path_factory, progress, "test_mutated_programs",
+                   scaled(MUTATED_EXAMPLES))
+
+
+@settings(max_examples=MUTATED_SLICE, derandomize=True, deadline=None, database=None,
+          suppress_health_check=list(HealthCheck))
+@given(seed=st.integers(0, 2 ** 31 - 1), mutations=st.lists(MUTATION, min_size=0, max_size=3))
+def test_mutated_programs_slice(seed, mutations, tmp_path_factory, progress):
+    _check_mutated(seed, mutations, tmp_path_factory, progress, "test_mutated_programs_slice",
+                   MUTATED_SLICE)
 
 
 @pytest.mark.parametrize("construct", sorted(UNSUPPORTED))

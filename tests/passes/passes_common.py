@@ -14,7 +14,7 @@ import s2sad
 from s2sad.ad import grad as G
 from s2sad.ad import pipeline
 
-from test_random_programs import load_source
+from sources import load_source
 
 
 SOURCE = """

@@ -19,7 +19,7 @@ from s2sad.backend import rt_rows, runtime
 from s2sad.backend.rt_rows import Rows, stack_rows
 
 from gradcheck import numeric_grad
-from test_random_programs import load_source
+from sources import load_source
 
 SOURCE = """
 def rnn(W, xs, h):

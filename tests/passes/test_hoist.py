@@ -15,7 +15,7 @@ from s2sad import ops
 
 from gradcheck import numeric_grad
 from passes_common import both, assert_same
-from test_random_programs import load_source
+from sources import load_source
 
 SOURCE = """
 def accumulate(x, w):

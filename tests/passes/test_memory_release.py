@@ -19,7 +19,7 @@ from s2sad.ad import pipeline
 from s2sad.backend import runtime as rt
 
 from gradcheck import numeric_grad
-from test_random_programs import load_source
+from sources import load_source
 
 SOURCE = """
 def bench_b(x):

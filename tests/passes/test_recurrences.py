@@ -16,7 +16,7 @@ from s2sad.backend.rt_math import math_scale_repeated
 from gradcheck import numeric_grad
 from test_call_overhead import d2l
 from passes_common import both, assert_same
-from test_random_programs import load_source
+from sources import load_source
 
 SOURCE = """
 def decay(x, steps):

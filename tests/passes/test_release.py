@@ -12,7 +12,7 @@ from s2sad import ops
 from s2sad.ad import grad as G
 
 from gradcheck import numeric_grad
-from test_random_programs import load_source
+from sources import load_source
 from passes_common import unoptimised, both, assert_same, reads_name
 
 

@@ -8,11 +8,14 @@ central differences in float64), every ``GradOperation`` flag combination on
 Cells against element-wise finite differences of inputs and Parameters, and
 second derivatives.
 
-CI runs 520 programs with fixed seeds (so every run checks the same programs):
-400 from a seeded loop, 120 from a derandomized hypothesis strategy.  The
-``order=2`` check runs on every other program of the seeded loop and on every
-hypothesis example, which keeps the file to about two minutes on two cores.
-``tools/fuzz.py`` runs as many as you like.
+The campaign runs 520 programs with fixed seeds (so every run checks the
+same programs): 400 from a seeded loop, 120 from a derandomized hypothesis
+strategy.  The ``order=2`` check runs on every other program of the seeded
+loop and on every hypothesis example.  Those tests are marked ``long``
+(``python -m pytest -m long``, about 15 minutes on two cores); the default
+run checks a slice through the same code: the first ``SLICE_PROGRAMS`` seeds
+of the loop and ``SLICE_EXAMPLES`` hypothesis examples.  ``tools/fuzz.py``
+runs as many as you like.
 
 The regression tests at the end are the defects random programs found, each
 minimised by hand; all of them are fixed, and no test here is expected to
@@ -22,9 +25,6 @@ until it is fixed: its minimised program here, marked as a strict expected
 failure whose reason names its ``KNOWN_BUGS`` entry (that entry keeps the
 generator from building the construct meanwhile).
 """
-import importlib.util
-import sys
-import textwrap
 import warnings
 
 import numpy as np
@@ -36,12 +36,16 @@ from s2sad import ops
 from s2sad.errors import CompileError
 
 import program_gen as pg
+from campaign import scaled
+from sources import load_source
 from gradcheck import numeric_grad
 
 SEEDED_CHUNKS = 16          # x 25 programs
 PER_CHUNK = 25
 HYPOTHESIS_EXAMPLES = 120
 FIRST_SEED = 100_000        # CI's programs: seeds FIRST_SEED ...
+SLICE_PROGRAMS = 8          # the default run's share of the seeded loop
+SLICE_EXAMPLES = 8          # ... and of the hypothesis examples
 
 
 @pytest.fixture(scope="module")
@@ -85,23 +89,44 @@ def _run(seeds, directory, order2_every=1, on_done=lambda: None):
 
 
 # ------------------------------------------------------------- random programs
+@pytest.mark.long
 @pytest.mark.parametrize("chunk", range(SEEDED_CHUNKS))
 def test_random_programs_seeded(chunk, gen_dir, progress):
     start = FIRST_SEED + chunk * PER_CHUNK
+    count = scaled(PER_CHUNK)
     name = "test_random_programs_seeded[%d]" % chunk
-    bad = _run(range(start, start + PER_CHUNK), gen_dir, order2_every=2,
-               on_done=lambda: progress.step(name, PER_CHUNK, "programs"))
+    bad = _run(range(start, start + count), gen_dir, order2_every=2,
+               on_done=lambda: progress.step(name, count, "programs"))
     assert not bad, _report(bad)
 
 
-@settings(max_examples=HYPOTHESIS_EXAMPLES, derandomize=True, deadline=None, database=None,
-          suppress_health_check=list(HealthCheck))
+def test_random_programs_seeded_slice(gen_dir):
+    """The default run's share of the seeded loop: its first programs, checked the same way."""
+    bad = _run(range(FIRST_SEED, FIRST_SEED + SLICE_PROGRAMS), gen_dir, order2_every=2)
+    assert not bad, _report(bad)
+
+
+def _check_drawn_program(seed, tmp_path_factory, progress, name, total):
+    bad = _run([seed], tmp_path_factory.getbasetemp())
+    progress.step(name, total)
+    assert not bad, _report(bad)
+
+
+@pytest.mark.long
+@settings(max_examples=scaled(HYPOTHESIS_EXAMPLES), derandomize=True, deadline=None,
+          database=None, suppress_health_check=list(HealthCheck))
 @given(seed=pg.seeds())
 def test_random_programs_hypothesis(seed, tmp_path_factory, progress):
-    directory = tmp_path_factory.getbasetemp()
-    bad = _run([seed], directory)
-    progress.step("test_random_programs_hypothesis", HYPOTHESIS_EXAMPLES)
-    assert not bad, _report(bad)
+    _check_drawn_program(seed, tmp_path_factory, progress, "test_random_programs_hypothesis",
+                         scaled(HYPOTHESIS_EXAMPLES))
+
+
+@settings(max_examples=SLICE_EXAMPLES, derandomize=True, deadline=None, database=None,
+          suppress_health_check=list(HealthCheck))
+@given(seed=pg.seeds())
+def test_random_programs_hypothesis_slice(seed, tmp_path_factory, progress):
+    _check_drawn_program(seed, tmp_path_factory, progress,
+                         "test_random_programs_hypothesis_slice", SLICE_EXAMPLES)
 
 
 # ---------------------------------------------------------- the generator itself
@@ -140,17 +165,6 @@ def test_generated_programs_are_valid_python_and_run(gen_dir):
 
 # ============================================================ regressions
 # Each defect below was found by random programs and minimised by hand.
-def load_source(tmp_path, source, name):
-    path = tmp_path / (name + ".py")
-    path.write_text("import numpy as np\nfrom s2sad import nn, ops, Tensor, Parameter\n\n"
-                    + textwrap.dedent(source))
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 X = np.array([[0.5, -0.3], [0.8, 0.4], [-0.6, 0.7]])
 
 
