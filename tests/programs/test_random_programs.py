@@ -25,6 +25,7 @@ until it is fixed: its minimised program here, marked as a strict expected
 failure whose reason names its ``KNOWN_BUGS`` entry (that entry keeps the
 generator from building the construct meanwhile).
 """
+import functools
 import warnings
 
 import numpy as np
@@ -130,6 +131,13 @@ def test_random_programs_hypothesis_slice(seed, tmp_path_factory, progress):
 
 
 # ---------------------------------------------------------- the generator itself
+@functools.lru_cache(maxsize=None)
+def ci_programs():
+    """The programs of the seeded loop, generated once for the tests that read their features."""
+    return tuple(pg.generate(seed)
+                 for seed in range(FIRST_SEED, FIRST_SEED + SEEDED_CHUNKS * PER_CHUNK))
+
+
 def test_generation_is_deterministic():
     for seed in (0, 1, 12345):
         a, b = pg.generate(seed), pg.generate(seed)
@@ -140,8 +148,8 @@ def test_generation_is_deterministic():
 def test_generator_covers_the_constructs():
     """Across CI's seeds, every construct the generator knows appears many times."""
     counts = {}
-    for seed in range(FIRST_SEED, FIRST_SEED + SEEDED_CHUNKS * PER_CHUNK):
-        for f in pg.generate(seed).features:
+    for program in ci_programs():
+        for f in program.features:
             counts[f] = counts.get(f, 0) + 1
     wanted = ["cell", "function", "unary", "broadcast", "matmul", "reduce_axis", "reduce_all",
               "keepdims", "newaxis", "tuple", "tensor_if", "elif", "const_if", "ternary",

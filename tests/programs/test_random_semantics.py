@@ -23,7 +23,7 @@ import s2sad
 from s2sad import ops
 
 import program_gen as pg
-from test_random_programs import FIRST_SEED, PER_CHUNK, SEEDED_CHUNKS
+from test_random_programs import ci_programs
 
 NEW_FEATURES = ["npscalar_input", "int_input", "int_input_linear", "bool_input", "bool_where",
                 "complex_input", "decorator", "decorated_entry", "decorator_scaled",
@@ -34,8 +34,8 @@ NEW_FEATURES = ["npscalar_input", "int_input", "int_input_linear", "bool_input",
 
 def feature_counts():
     counts = {}
-    for seed in range(FIRST_SEED, FIRST_SEED + SEEDED_CHUNKS * PER_CHUNK):
-        for f in pg.generate(seed).features:
+    for program in ci_programs():
+        for f in program.features:
             counts[f] = counts.get(f, 0) + 1
     return counts
 
@@ -48,8 +48,7 @@ def test_ci_seeds_draw_every_new_construct():
 
 def test_typed_inputs_keep_their_values():
     """The float64 arguments the usual checks use are the typed inputs' values."""
-    for seed in range(FIRST_SEED, FIRST_SEED + 200):
-        p = pg.generate(seed)
+    for p in ci_programs()[:200]:
         if not p.typed:
             continue
         for a, t, kind in zip(p.make_args(), p.make_args(typed=True), p.input_kinds):
