@@ -407,10 +407,10 @@ def test_page_runs_and_prints_what_it_shows(page, tmp_path, monkeypatch):
 def test_every_page_is_tested():
     """Every Markdown page of the repository is run here or by the test claiming it."""
     for page, test in OTHER_TESTS.items():
-        source = open(os.path.join(ROOT, "tests", test), encoding="utf-8").read()
+        source = open(os.path.join(ROOT, "tests", "docs", test), encoding="utf-8").read()
         assert os.path.basename(page) in source, "%s does not read %s" % (test, page)
     untested = set(repository_pages()) - set(RUN_PAGES) - set(OTHER_TESTS)
-    assert not untested, ("no test runs %s: add its folder to PAGE_GLOBS in tests/test_docs.py, "
+    assert not untested, ("no test runs %s: add its folder to PAGE_GLOBS in tests/docs/test_docs.py, "
                           "or name the test that runs it in OTHER_TESTS" % sorted(untested))
     assert set(OTHER_TESTS) <= set(repository_pages())
     assert {"docs/guide.md", "README.md", "samples/README.md"} <= set(RUN_PAGES)
