@@ -1,4 +1,5 @@
-"""The runtime's shape helpers (``rt.broadcast_like``, ``rt.expand_reduced``, ``rt.unbroadcast``...) against NumPy.
+"""The runtime's shape helpers (``rt.broadcast_like``, ``rt.expand_reduced``,
+``rt.unbroadcast``...) against NumPy.
 """
 import numpy as np
 import pytest

@@ -1,4 +1,5 @@
-"""Names bound on one path only: definedness checks inside and/or/if-else, and closures, lambdas and sub-Cells bound in one branch.
+"""Names bound on one path only: definedness checks inside and/or/if-else, and
+closures, lambdas and sub-Cells bound in one branch.
 
 The error is raised only where such a name is read.
 

@@ -1,4 +1,5 @@
-"""The generated code keeps the control flow, runs 100,000 iterations without recursion and bounded memory per iteration.
+"""The generated code keeps the control flow, runs 100,000 iterations without
+recursion and bounded memory per iteration.
 
 Every gradient is compared with an independent value: a float64 central
 finite difference of the original function run eagerly (``gradcheck``), or a

@@ -1,4 +1,5 @@
-"""What a loop carries: values a branch leaves unchanged, tuples, the D2L example, GradOperation flags with a loop.
+"""What a loop carries: values a branch leaves unchanged, tuples, the D2L example,
+GradOperation flags with a loop.
 
 Every gradient is compared with an independent value: a float64 central
 finite difference of the original function run eagerly (``gradcheck``), or a

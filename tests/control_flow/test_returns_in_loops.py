@@ -1,4 +1,5 @@
-"""return inside loops (tuples returned from for and while loops), and lists built after a conditional return.
+"""return inside loops (tuples returned from for and while loops), and lists built
+after a conditional return.
 
 Every gradient is compared with float64 central finite differences of the
 function run eagerly (``check_grads`` also compares reverse with forward

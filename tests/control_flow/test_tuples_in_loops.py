@@ -1,4 +1,5 @@
-"""Tuples carried through loops: assigned in the body, read before a later iteration assigns them; a real change of structure stays an error.
+"""Tuples carried through loops: assigned in the body, read before a later
+iteration assigns them; a real change of structure stays an error.
 
 Every gradient is compared with float64 central finite differences of the
 function run eagerly (``check_grads`` also compares reverse with forward

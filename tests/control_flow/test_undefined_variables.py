@@ -1,4 +1,5 @@
-"""Variables defined on some paths only: the error names the variable and the line where it is read undefined.
+"""Variables defined on some paths only: the error names the variable and the line
+where it is read undefined.
 
 Every gradient is compared with an independent value: a float64 central
 finite difference of the original function run eagerly (``gradcheck``), or a

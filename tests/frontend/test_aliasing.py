@@ -1,4 +1,5 @@
-"""Augmented and item assignment on an array another variable shares: refused when the sharer is read afterwards, since NumPy writes in place.
+"""Augmented and item assignment on an array another variable shares: refused when
+the sharer is read afterwards, since NumPy writes in place.
 
 Every gradient is compared with float64 central finite differences of the
 function run eagerly (``check_grads`` also compares reverse with forward

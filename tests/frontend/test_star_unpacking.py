@@ -1,4 +1,5 @@
-"""Star unpacking: ``a, *rest = ...`` gives the starred name a list of what the others leave, as Python does.
+"""Star unpacking: ``a, *rest = ...`` gives the starred name a list of what the
+others leave, as Python does.
 
 Every gradient is compared with float64 central finite differences of the
 function run eagerly (``check_grads`` also compares reverse with forward

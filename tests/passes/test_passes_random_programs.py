@@ -1,4 +1,5 @@
-"""Random programs from ``program_gen`` give the same gradients with and without the optimisation passes.
+"""Random programs from ``program_gen`` give the same gradients with and without
+the optimisation passes.
 """
 import pytest
 

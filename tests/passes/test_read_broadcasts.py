@@ -1,4 +1,5 @@
-"""Broadcasts read unexpanded (``read_broadcasts_unexpanded``): an expansion is not built where an operand already has the shape.
+"""Broadcasts read unexpanded (``read_broadcasts_unexpanded``): an expansion is
+not built where an operand already has the shape.
 
 Results are compared with the unoptimised pipeline; the generated code is
 checked for the expansions that are gone and those that must stay.

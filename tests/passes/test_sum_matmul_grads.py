@@ -1,4 +1,5 @@
-"""The matmul gradients of a loop are summed in batches (``sum_matmul_grads``, ``rt.matmul_grad_sum``).
+"""The matmul gradients of a loop are summed in batches (``sum_matmul_grads``,
+``rt.matmul_grad_sum``).
 
 Results are compared with the unoptimised pipeline and with the sum of the
 per-step gradients written in NumPy.

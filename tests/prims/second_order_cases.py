@@ -1,6 +1,6 @@
-"""The second-order cases of the math and array primitives: small float64 functions, each filed under the primitive it stages (``test_second_order.py``).
+"""The second-order cases of the math and array primitives: small float64
+functions, each filed under the primitive it stages (``test_second_order.py``).
 """
-
 import numpy as np
 
 from s2sad import dtype as mstype

@@ -1,6 +1,5 @@
 """The second-order cases of the nn primitives (``test_second_order.py``).
 """
-
 import numpy as np
 
 from s2sad.ops import operations as P

@@ -1,4 +1,5 @@
-"""Array primitives that select, pad, one-hot, cast and clip; the AD helper primitives; closed forms, dtypes and the non-differentiable primitives.
+"""Array primitives that select, pad, one-hot, cast and clip; the AD helper
+primitives; closed forms, dtypes and the non-differentiable primitives.
 
 Checked like the rest of the family: ``check_vjp``, ``check_jvp`` and the
 eager result against NumPy.

@@ -1,4 +1,5 @@
-"""The functional forms, item assignment syntax, NumPy mappings and Tensor methods that stage the array primitives, and their errors and limits.
+"""The functional forms, item assignment syntax, NumPy mappings and Tensor methods
+that stage the array primitives, and their errors and limits.
 """
 import numpy as np
 import pytest

@@ -1,4 +1,6 @@
-"""The core primitives' bprop rules (arithmetic with broadcasting, unary math, matmul, reductions, layout, indexing, the internal rule helpers) against float64 central finite differences.
+"""The core primitives' bprop rules (arithmetic with broadcasting, unary math,
+matmul, reductions, layout, indexing, the internal rule helpers) against
+float64 central finite differences.
 
 Every differentiated function below is a small plain function defined in this
 file calling one primitive (or the Python syntax, method, functional form or

@@ -1,6 +1,7 @@
-"""Linear-algebra primitives of the math family (matmul, batched matmul, norms, the matmul gradient primitives): rules against finite differences, eager results against NumPy.
+"""Linear-algebra primitives of the math family (matmul, batched matmul, norms,
+the matmul gradient primitives): rules against finite differences, eager
+results against NumPy.
 """
-
 import numpy as np
 import pytest
 

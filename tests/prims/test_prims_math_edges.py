@@ -1,6 +1,5 @@
 """Math rules differentiated again (reverse mode over the adjoint program), and ``x ** y`` at zero.
 """
-
 import numpy as np
 import pytest
 

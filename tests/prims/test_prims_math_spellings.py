@@ -1,6 +1,7 @@
-"""The functional forms, NumPy mappings and Tensor methods that stage the math primitives, inside differentiated functions, against finite differences and NumPy.
+"""The functional forms, NumPy mappings and Tensor methods that stage the math
+primitives, inside differentiated functions, against finite differences and
+NumPy.
 """
-
 import numpy as np
 import pytest
 

@@ -1,6 +1,6 @@
-"""Pooling, Dropout and normalisation primitives: eager results against NumPy references, rules against float64 central finite differences.
+"""Pooling, Dropout and normalisation primitives: eager results against NumPy
+references, rules against float64 central finite differences.
 """
-
 import numpy as np
 import pytest
 

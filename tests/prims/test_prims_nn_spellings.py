@@ -1,4 +1,6 @@
-"""Functional forms, SciPy mappings and Tensor methods of the nn primitives inside differentiated functions; a small network; dtypes; every nn primitive has its rules.
+"""Functional forms, SciPy mappings and Tensor methods of the nn primitives inside
+differentiated functions; a small network; dtypes; every nn primitive has its
+rules.
 """
 import inspect
 

@@ -1,7 +1,7 @@
-"""Tensor methods, functional forms, NumPy calls, ``stop_gradient`` and ``depend`` staging the core primitives: bprop against float64 central finite differences through ``gradcheck.check_vjp``.
+"""Tensor methods, functional forms, NumPy calls, ``stop_gradient`` and ``depend``
+staging the core primitives: bprop against float64 central finite differences
+through ``gradcheck.check_vjp``.
 """
-
-
 import numpy as np
 import pytest
 

@@ -1,4 +1,6 @@
-"""Programs written as source text in a test, imported from a real file (s2sad reads source with ``inspect``)."""
+"""Programs written as source text in a test, imported from a real file (s2sad
+reads source with ``inspect``).
+"""
 import importlib.util
 import sys
 import textwrap
