@@ -1,57 +1,35 @@
-"""Shared fixtures: progress lines from tests that run for minutes.
+"""Shared fixtures, and the import path every test directory shares.
 
-pytest captures what a test prints, so a test that runs for minutes (the
-hypothesis campaigns of random programs) would leave the terminal silent at
-the same percentage.  The ``progress`` fixture writes through pytest's
-terminal reporter with capturing suspended, so the line shows under ``-q``
-too, at most once every ``PROGRESS_EVERY_S`` seconds (the environment
-variable ``S2SAD_PROGRESS_EVERY_S`` changes it), and a last line when a test
-that printed one finishes; a test shorter than that prints nothing.  It is
-session-scoped: hypothesis refuses function-scoped fixtures in ``@given``
-tests.
+Tests live one directory per subsystem under ``tests/``, without
+``__init__.py`` files (pytest's default import mode, so test file names are
+unique across directories).  The helpers of ``tests/support/``
+(``gradcheck``, ``program_gen``...) and the test modules themselves are
+imported by name from any directory: this file puts ``support/`` and every
+test directory on ``sys.path`` before any test module is collected.
+
+The ``progress`` fixture: see ``support/progress.py``.
 """
 import os
 import sys
-import time
 
 import pytest
 
-PROGRESS_EVERY_S = float(os.environ.get("S2SAD_PROGRESS_EVERY_S", "30"))
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 
-class Progress:
-    """Counts the steps of named long tests and says, now and then, how far each is."""
+def _put_test_directories_on_path():
+    """``support/`` first, then each test directory, so modules import one another by name."""
+    support = os.path.join(HERE, "support")
+    folders = sorted(d for d in os.listdir(HERE) if d != "support" and not d.startswith((".", "_"))
+                     and os.path.isdir(os.path.join(HERE, d)))
+    for folder in reversed([support] + [os.path.join(HERE, d) for d in folders]):
+        if folder not in sys.path:
+            sys.path.insert(1, folder)
 
-    def __init__(self, config, every_s=PROGRESS_EVERY_S, clock=time.monotonic):
-        self._config = config
-        self._every_s = every_s
-        self._clock = clock
-        self._runs = {}          # name -> [done, started, last printed]
 
-    def step(self, name, total, what="examples"):
-        """One more of ``total`` steps of ``name`` done; print a line if it is time to."""
-        now = self._clock()
-        run = self._runs.setdefault(name, [0, now, now, False])
-        run[0] += 1
-        done, started, last, printed = run
-        if now - last >= self._every_s or (done == total and printed):
-            run[2:] = [now, True]
-            self.write("%s: %d/%d %s, %.0f s" % (name, done, total, what, now - started))
+_put_test_directories_on_path()
 
-    def write(self, line):
-        """Write ``line`` on the terminal, past pytest's capturing."""
-        reporter = self._config.pluginmanager.getplugin("terminalreporter")
-        capture = self._config.pluginmanager.getplugin("capturemanager")
-        if reporter is None or capture is None:
-            sys.__stderr__.write(line + "\n")
-            sys.__stderr__.flush()
-            return
-        with capture.global_and_fixture_disabled():
-            # under -q the line is the row of dots: start a new one
-            if getattr(getattr(reporter, "_tw", None), "width_of_current_line", 1):
-                reporter.write("\n")
-            reporter.write_line("  [progress] " + line)
-            reporter.flush()
+from progress import Progress  # noqa: E402  (support/ is on the path now)
 
 
 @pytest.fixture(scope="session")

@@ -2,7 +2,7 @@
 
     python tools/fuzz.py --programs 1000 --seed 0 [--save-failures DIR] [--kind cell|function]
 
-Generates ``N`` programs with ``tests/program_gen.py`` (seeds ``S``, ``S+1``,
+Generates ``N`` programs with ``tests/support/program_gen.py`` (seeds ``S``, ``S+1``,
 ...), checks each one -- reverse mode vs forward mode vs central finite
 differences in float64, every ``GradOperation`` flag combination on Cells,
 second order on a subset -- and prints a summary:
@@ -30,7 +30,7 @@ import time
 import warnings
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests"))
+sys.path.insert(0, os.path.join(os.path.dirname(HERE), "tests", "support"))
 
 import program_gen  # noqa: E402
 

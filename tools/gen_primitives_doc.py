@@ -212,7 +212,7 @@ def render():
         "forward-mode rule (`jvp_getters`) are registered for it, and whether it "
         "is differentiable.  `dout` is the output's cotangent, `out` the "
         "primitive's output.  Regenerate with `%s`; `%s --check` (run by "
-        "`tests/test_primitives_doc.py`) fails when this page is out of date." % (COMMAND,
+        "`tests/docs/test_primitives_doc.py`) fails when this page is out of date." % (COMMAND,
                                                                                   COMMAND),
         "",
         "| table | primitives | differentiable | with bprop | with JVP |",

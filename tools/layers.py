@@ -10,7 +10,7 @@ not from a reader), maps each module to its layer with ``LAYERS`` and reports
 * cycles (strongly connected groups of modules).
 
 ``EXCEPTIONS`` lists imports allowed to break those rules, each an
-(importer, imported) pair; it is empty.  ``tests/test_layering.py`` fails on
+(importer, imported) pair; it is empty.  ``tests/structure/test_layering.py`` fails on
 any upward import or cycle not listed there, and on any listed pair that no
 longer exists.
 
