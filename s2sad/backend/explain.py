@@ -5,7 +5,7 @@ line and ends it with two legends: where each rule used is defined, and
 what each runtime helper called does.  A helper's description is the
 summary (first paragraph) of its own docstring, so it is written once, next
 to the code, and cannot drift from a separate table;
-``tests/test_dump_explain.py`` checks every public helper has one.
+``tests/cli/test_dump_explain.py`` checks every public helper has one.
 """
 import os
 import re

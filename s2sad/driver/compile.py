@@ -92,7 +92,7 @@ def _without_gc(compile_fn):
     reaches until the collector runs again, so passes recurse through
     module-level functions, never through a nested function calling itself
     (which would hold its tables, as large as the program, to the end;
-    ``tests/test_compile_garbage.py``).
+    ``tests/ad/test_compile_garbage.py``).
     """
     @functools.wraps(compile_fn)
     def run(*args, **kwargs):
