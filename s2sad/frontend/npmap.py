@@ -6,11 +6,19 @@ entries (``NUMPY`` in ``ops/function/*_func.py``).  A NumPy function applied
 to runtime values that is not in the table is an error naming it, never a
 silent zero.
 """
+import sys
 
 
 def lookup(f):
-    from ..ops.function import NUMPY
+    from ..ops.function import NUMPY, SCIPY_SPECIAL
     try:
-        return NUMPY.get(f)
+        found = NUMPY.get(f)
     except TypeError:
         return None
+    if found is None:
+        special = sys.modules.get("scipy.special")     # imported by the user's program
+        if special is not None:
+            for name, form in SCIPY_SPECIAL.items():
+                if getattr(special, name, None) is f:
+                    return form
+    return found

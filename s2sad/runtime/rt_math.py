@@ -12,10 +12,22 @@ import numpy as np
 
 from .rt_array import accumulate_at
 
-try:  # optional: faster and more accurate than the per-element fallback
-    from scipy import special as _special
-except ImportError:  # pragma: no cover - depends on the environment
-    _special = None
+_NOT_LOADED = object()
+#: SciPy's ``special`` (optional: faster and more accurate than the per-element
+#: fallback), imported on first use since importing SciPy takes a third of a
+#: second; ``None`` when it is not installed
+_special = _NOT_LOADED
+
+
+def _scipy_special():
+    global _special
+    if _special is _NOT_LOADED:
+        try:
+            from scipy import special
+        except ImportError:  # pragma: no cover - depends on the environment
+            special = None
+        _special = special
+    return _special
 
 
 def _like_input(out, x):
@@ -47,15 +59,17 @@ def _keep_dtype(out, x):
 
 def math_erf(x):
     """The error function; SciPy's when it is installed, else ``math.erf`` per element."""
-    if _special is not None:
-        return _keep_dtype(_special.erf(x), x)
+    special = _scipy_special()
+    if special is not None:
+        return _keep_dtype(special.erf(x), x)
     return _vectorised(math.erf, x)
 
 
 def math_erfc(x):
     """The complementary error function ``1 - erf(x)``, accurate for large ``x``."""
-    if _special is not None:
-        return _keep_dtype(_special.erfc(x), x)
+    special = _scipy_special()
+    if special is not None:
+        return _keep_dtype(special.erfc(x), x)
     return _vectorised(math.erfc, x)
 
 

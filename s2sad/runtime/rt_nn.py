@@ -9,10 +9,21 @@ import math
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-try:  # optional: a vectorised erf; a math.erf fallback keeps SciPy optional
-    from scipy.special import erf as _scipy_erf
-except ImportError:  # pragma: no cover - depends on the environment
-    _scipy_erf = None
+_NOT_LOADED = object()
+#: SciPy's vectorised erf (optional: a math.erf fallback keeps SciPy optional),
+#: imported on first use; ``None`` when SciPy is not installed
+_scipy_erf = _NOT_LOADED
+
+
+def _erf_of_scipy():
+    global _scipy_erf
+    if _scipy_erf is _NOT_LOADED:
+        try:
+            from scipy.special import erf
+        except ImportError:  # pragma: no cover - depends on the environment
+            erf = None
+        _scipy_erf = erf
+    return _scipy_erf
 
 __all__ = [
     "nn_erf", "nn_relu6", "nn_leaky_relu", "nn_elu", "nn_gelu", "nn_gelu_grad", "nn_sigmoid",
@@ -61,8 +72,9 @@ def _uniform(shape):
 # ------------------------------------------------------------------ activations
 def nn_erf(x):
     """The error function, elementwise, in ``x``'s float dtype."""
-    if _scipy_erf is not None:
-        return _like(_scipy_erf(x), x)
+    erf = _erf_of_scipy()
+    if erf is not None:
+        return _like(erf(x), x)
     return _like(np.vectorize(math.erf, otypes=[np.float64])(x), x)
 
 

@@ -7,6 +7,7 @@ or the order things were compiled in.  Each case runs the CLI
 process, compiling the same program again (after other programs, with the
 caches cleared) gives the same source too.
 """
+import json
 import os
 import subprocess
 import sys
@@ -85,15 +86,52 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("which,flags", CASES,
+SEEDS = ("0", "1", "12345", "random")
+
+# Every case dumped in one process per hash seed: the CLI's ``main`` on each
+# case's command line in turn, the outputs back as JSON.
+DUMP_ALL = textwrap.dedent("""\
+    import contextlib, io, json, sys
+    from s2sad import cli
+    outputs = []
+    for argv in json.loads(sys.argv[1]):
+        text = io.StringIO()
+        with contextlib.redirect_stdout(text):
+            code = cli.main(argv)
+        outputs.append([code, text.getvalue()])
+    sys.stdout.write(json.dumps(outputs))
+    """)
+
+
+@pytest.fixture(scope="module")
+def dumps_by_seed(control_flow_file):
+    """``{seed: [(exit code, output) per case]}``, one process per seed."""
+    argvs = [["dump", (MATMUL if which == "matmul" else control_flow_file) + "::Net",
+              "--color", "never", *flags] for which, flags in CASES]
+    found = {}
+    for seed in SEEDS:
+        env = dict(os.environ, PYTHONHASHSEED=seed, NO_COLOR="1")
+        result = subprocess.run([sys.executable, "-c", DUMP_ALL, json.dumps(argvs)],
+                                capture_output=True, env=env, cwd=ROOT, timeout=300)
+        assert result.returncode == 0, result.stderr.decode()
+        found[seed] = json.loads(result.stdout)
+    return found
+
+
+@pytest.mark.parametrize("case", range(len(CASES)),
                          ids=["-".join([w] + [f.strip("-") for f in fl]) or w
                               for w, fl in CASES])
-def test_cli_output_is_byte_identical_across_processes(which, flags, control_flow_file):
-    target = (MATMUL if which == "matmul" else control_flow_file) + "::Net"
-    outputs = [dump(target, *flags, hashseed=seed) for seed in ("0", "12345", "random")]
-    assert outputs[0], "empty output"
+def test_cli_output_is_byte_identical_across_processes(case, dumps_by_seed):
+    outputs = [dumps_by_seed[seed][case] for seed in SEEDS]
+    code, text = outputs[0]
+    assert code == 0 and text, "the dump failed or printed nothing"
     for other in outputs[1:]:
         assert other == outputs[0]
+
+
+def test_the_in_process_dump_is_the_command_line_dump(dumps_by_seed):
+    """What ``DUMP_ALL`` collects is what ``python -m s2sad dump`` prints."""
+    assert dumps_by_seed["0"][2][1].encode() == dump(MATMUL + "::Net")
 
 
 def test_control_flow_dump_keeps_control_flow(control_flow_file):

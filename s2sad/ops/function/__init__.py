@@ -29,5 +29,6 @@ TENSOR_METHODS = _merged("TENSOR_METHODS")
 TENSOR_PROPERTIES = _merged("TENSOR_PROPERTIES")
 #: builtins (``abs``) applied to runtime values -> a replacement over primitives
 BUILTINS = _merged("BUILTINS")
+SCIPY_SPECIAL = _merged("SCIPY_SPECIAL")
 
 register_methods(TENSOR_METHODS, TENSOR_PROPERTIES)

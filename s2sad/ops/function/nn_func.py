@@ -318,15 +318,12 @@ def _method_softmax(x, axis=-1):
     return softmax(x, axis)
 
 
-#: NumPy has no nn functions; SciPy's (when installed) map to the same primitives
+#: NumPy has no nn functions
 NUMPY = {}
-try:
-    import scipy.special as _sp
-except ImportError:  # pragma: no cover - depends on the environment
-    _sp = None
-if _sp is not None:
-    NUMPY.update({_sp.expit: sigmoid, _sp.softmax: _sp_softmax,
-                  _sp.log_softmax: _sp_log_softmax})
+#: ``scipy.special`` functions (by name) that map to the same primitives.  Looked
+#: up only when SciPy is already imported -- a program calling them imported
+#: it -- so importing s2sad never imports SciPy (a third of a second)
+SCIPY_SPECIAL = {"expit": sigmoid, "softmax": _sp_softmax, "log_softmax": _sp_log_softmax}
 
 TENSOR_METHODS = {"sigmoid": sigmoid, "relu": relu, "softmax": _method_softmax}
 
