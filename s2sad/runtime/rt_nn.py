@@ -9,21 +9,7 @@ import math
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-_NOT_LOADED = object()
-#: SciPy's vectorised erf (optional: a math.erf fallback keeps SciPy optional),
-#: imported on first use; ``None`` when SciPy is not installed
-_scipy_erf = _NOT_LOADED
-
-
-def _erf_of_scipy():
-    global _scipy_erf
-    if _scipy_erf is _NOT_LOADED:
-        try:
-            from scipy.special import erf
-        except ImportError:  # pragma: no cover - depends on the environment
-            erf = None
-        _scipy_erf = erf
-    return _scipy_erf
+from .rt_math import math_erf
 
 __all__ = [
     "nn_erf", "nn_relu6", "nn_leaky_relu", "nn_elu", "nn_gelu", "nn_gelu_grad", "nn_sigmoid",
@@ -71,11 +57,8 @@ def _uniform(shape):
 
 # ------------------------------------------------------------------ activations
 def nn_erf(x):
-    """The error function, elementwise, in ``x``'s float dtype."""
-    erf = _erf_of_scipy()
-    if erf is not None:
-        return _like(erf(x), x)
-    return _like(np.vectorize(math.erf, otypes=[np.float64])(x), x)
+    """The error function, elementwise, in ``x``'s float dtype (``rt.math_erf``'s)."""
+    return math_erf(x)
 
 
 def nn_relu6(x):

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from s2sad import ops
-from s2sad.runtime import rt_nn
+from s2sad.runtime import rt_math, rt_nn
 from s2sad.ops import operations as P
 
 from gradcheck import check_jvp, check_vjp
@@ -237,7 +237,7 @@ def test_gelu_grad_primitive(fn):
 def test_erf_fallback_without_scipy(monkeypatch):
     x = np.linspace(-3, 3, 13, dtype=np.float32)
     expected = np.array([math.erf(v) for v in x.astype(np.float64)])
-    monkeypatch.setattr(rt_nn, "_scipy_erf", None)
+    monkeypatch.setattr(rt_math, "_special", None)
     got = rt_nn.nn_erf(x)
     assert got.dtype == np.float32
     np.testing.assert_allclose(got, expected, rtol=1e-6)
