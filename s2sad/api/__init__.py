@@ -18,4 +18,5 @@ from .jacobians import jacfwd, jacrev, hessian
 from .jacobian import Jacobian, Hessian
 from .check import check_grads, GradCheckError
 from .inspection import get_source, get_ir
+from .vmap import vmap
 from .jit import jit, ms_function, jit_class, ms_class, JitEagerWarning

@@ -6,7 +6,7 @@ from .loss import (LossBase, MSELoss, L1Loss, SmoothL1Loss, SoftmaxCrossEntropyW
                    BCELoss, BCEWithLogitsLoss, CrossEntropyLoss, NLLLoss)
 from .optim import Optimizer, SGD, Momentum, Adam, AdamWeightDecay
 from .wrap import (WithLossCell, WithEvalCell, TrainOneStepCell, WithGradCell,
-                   ForwardValueAndGrad)
+                   ForwardValueAndGrad, Jvp, Vjp)
 from .loss_scale import (TrainOneStepWithLossScaleCell, DynamicLossScaleUpdateCell,
                          FixedLossScaleUpdateCell)
 from .metrics import Metric, Accuracy, Loss, MAE, MSE
@@ -16,6 +16,6 @@ __all__ = (["Cell"] + list(_layer_all)
            + ["LossBase", "MSELoss", "L1Loss", "SmoothL1Loss", "SoftmaxCrossEntropyWithLogits",
               "BCELoss", "BCEWithLogitsLoss", "CrossEntropyLoss", "NLLLoss", "Optimizer", "SGD",
               "Momentum", "Adam", "AdamWeightDecay", "WithLossCell", "WithEvalCell",
-              "TrainOneStepCell", "WithGradCell", "ForwardValueAndGrad",
+              "TrainOneStepCell", "WithGradCell", "ForwardValueAndGrad", "Jvp", "Vjp",
               "TrainOneStepWithLossScaleCell", "DynamicLossScaleUpdateCell",
               "FixedLossScaleUpdateCell", "Metric", "Accuracy", "Loss", "MAE", "MSE"])

@@ -9,13 +9,13 @@ the optimizer, and returns the loss.
 """
 import numpy as np
 
-from .. import ops
+from .. import api, ops
 from ..runtime import rt_nn
 from ..tensor import Tensor, ParameterTuple
 from .cell import Cell
 
-__all__ = ["WithLossCell", "WithEvalCell", "TrainOneStepCell", "WithGradCell",
-           "ForwardValueAndGrad"]
+__all__ = ["WithLossCell", "WithEvalCell", "TrainOneStepCell", "WithGradCell", "Jvp", "Vjp",
+           "ForwardValueAndGrad", "Jvp", "Vjp"]
 
 
 class WithLossCell(Cell):
@@ -155,3 +155,44 @@ def _fill_like(loss, value):
     """A Tensor of the loss's shape and dtype filled with ``value`` (MindSpore's ``F.fill``)."""
     arr = loss._data if isinstance(loss, Tensor) else np.asarray(loss)
     return Tensor(np.full(arr.shape, value, dtype=arr.dtype))
+
+
+class Jvp(Cell):
+    """MindSpore's ``nn.Jvp(fn)``: ``Jvp(fn)(*inputs, v)`` is ``(fn(*inputs), J v)``.
+
+    ``v`` is one tangent per input (a tuple, or a Tensor for one input),
+    shaped like the inputs; forward mode computes ``J v`` in one pass.
+    """
+
+    def __init__(self, fn):
+        super().__init__(auto_prefix=False)
+        self.fn = fn
+
+    def construct(self, *args):
+        if len(args) < 2:
+            raise TypeError("For 'Jvp', call it with the inputs and then 'v', but got %d "
+                            "argument(s)" % len(args))
+        inputs, v = args[:-1], args[-1]
+        return api.jvp(self.fn, tuple(inputs), v if isinstance(v, (tuple, list)) else (v,))
+
+
+class Vjp(Cell):
+    """MindSpore's ``nn.Vjp(fn)``: ``Vjp(fn)(*inputs, v)`` is ``(fn(*inputs), v^T J)``.
+
+    ``v`` is shaped like ``fn``'s output; the second item holds one
+    cotangent per input (a bare Tensor for a single input).
+    """
+
+    def __init__(self, fn):
+        super().__init__(auto_prefix=False)
+        self.fn = fn
+
+    def construct(self, *args):
+        if len(args) < 2:
+            raise TypeError("For 'Vjp', call it with the inputs and then 'v', but got %d "
+                            "argument(s)" % len(args))
+        inputs, v = args[:-1], args[-1]
+        out, pull = api.vjp(self.fn, *inputs)
+        grads = pull(v)
+        return out, grads[0] if len(inputs) == 1 else grads
+

@@ -1,0 +1,45 @@
+"""``s2sad.vmap``: a function of one example over a batch, against a loop written by hand."""
+import numpy as np
+import pytest
+
+import s2sad
+from s2sad import Tensor
+
+RNG = np.random.default_rng(11)
+
+
+def cube_sum(w):
+    return (w ** 3).sum()
+
+
+def test_per_example_gradients_equal_one_gradient_per_row():
+    xs = RNG.standard_normal((4, 3))
+    got = s2sad.vmap(s2sad.grad(cube_sum))(xs)
+    np.testing.assert_allclose(got, 3 * xs ** 2, rtol=1e-15)
+
+
+def scaled(a, b):
+    return a * b, a.sum()
+
+
+def test_in_axes_none_and_tuple_outputs_with_out_axes():
+    a, b = RNG.standard_normal((2, 5)), RNG.standard_normal(2)
+    prod, total = s2sad.vmap(scaled, in_axes=(1, None), out_axes=(1, 0))(a, b)
+    np.testing.assert_array_equal(prod, a * b[:, None])
+    np.testing.assert_array_equal(total, a.sum(axis=0))
+
+
+def test_tensors_in_give_tensors_out():
+    out = s2sad.vmap(lambda t: t * 2)(Tensor(np.ones((3, 2), np.float32)))
+    assert isinstance(out, Tensor) and out.shape == (3, 2)
+
+
+def test_misuse_names_the_argument():
+    with pytest.raises(ValueError, match="one size"):
+        s2sad.vmap(scaled)(np.ones((2, 3)), np.ones(3))
+    with pytest.raises(ValueError, match="'in_axes' has 1 entries but there are 2 arguments"):
+        s2sad.vmap(scaled, in_axes=(0,))(np.ones(2), np.ones(2))
+    with pytest.raises(ValueError, match="maps no argument"):
+        s2sad.vmap(scaled, in_axes=None)(np.ones(2), np.ones(2))
+    with pytest.raises(TypeError, match="'fn' must be callable"):
+        s2sad.vmap(3)
