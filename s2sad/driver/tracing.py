@@ -93,6 +93,8 @@ def trace(fn, root, args, specs, weights=(), weight_paths=(), origin=(FN,)):
         _locate_in(builder.ops, fn, info.loc(info.tree))
     # closures sharing one code object (gradients of gradients) have names of their own
     display = getattr(named, "__qualname__", None) or info.qualname
+    if display == "<lambda>":
+        display = info.qualname      # ``f`` for ``f = lambda ...`` (parse.py's name for it)
     qualname = display.replace(".", "_").replace("<", "").replace(">", "")
     params = flat_inputs + [e[0] for e in builder.inputs.entries]
     forward = pipeline.run(pipeline.TRACE, Func(qualname, params, builder.ops, result,

@@ -6,6 +6,7 @@ user edits.
 """
 import inspect
 import io
+import linecache
 import re
 import textwrap
 import tokenize
@@ -61,6 +62,8 @@ def get_source_info(fn, call_loc=None):
         hit = _cache.get(id(code))
         if hit is not None and hit[0]() is code:
             return hit[1]
+    if code is not None and code.co_name == "<lambda>":
+        return _remember(code, _lambda_info(fn, code, call_loc))
     # the code object, not ``fn``: inspect would follow a ``functools.wraps``
     # wrapper's ``__wrapped__`` to the undecorated function, whose source is
     # not what the user calls
@@ -85,10 +88,106 @@ def get_source_info(fn, call_loc=None):
         raise NoGradientRuleError(
             "cannot read the source of %s as a function definition" % describe(fn), call_loc)
     info = SourceInfo(filename, fdef, col_shift, getattr(fn, "__qualname__", fdef.name))
-    if code is not None:
-        key = id(code)
-        _cache[key] = (weakref.ref(code, lambda ref: _forget(ref, key)), info)
+    return _remember(code, info) if code is not None else info
+
+
+def _remember(code, info):
+    key = id(code)
+    _cache[key] = (weakref.ref(code, lambda ref: _forget(ref, key)), info)
     return info
+
+
+# ------------------------------------------------------------------ lambdas
+def _lambda_info(fn, code, call_loc):
+    """A lambda's source as a ``def`` returning its body, found in its whole file.
+
+    ``inspect`` returns the lines a lambda starts on, which may cut an
+    expression in half; the file (or notebook cell) is parsed whole instead
+    and the lambda picked among those starting on its line by its position
+    (Python 3.11+) or by its parameters and the names and constants it uses.
+    """
+    filename = inspect.getsourcefile(code) or code.co_filename
+    lines = linecache.getlines(filename)
+    if not lines:
+        _no_source(fn, code, call_loc)
+    try:
+        tree = gast.parse("".join(lines))
+    except SyntaxError:
+        _no_source(fn, code, call_loc)
+    owners = {}
+    for node in gast.walk(tree):
+        for child in gast.iter_child_nodes(node):
+            owners[child] = node
+    found = [n for n in gast.walk(tree) if isinstance(n, gast.Lambda)
+             and n.lineno == code.co_firstlineno and _same_lambda(n, code)]
+    if len(found) > 1:      # before Python 3.11 (no columns): tell them apart by constants
+        found = [n for n in found if _same_constants(n, code)] or found
+    if len(found) > 1 and len({gast.dump(n) for n in found}) == 1:
+        found = found[:1]   # the same text twice: either is the function
+    if len(found) != 1:
+        raise NoGradientRuleError(
+            "cannot tell which of the %d lambdas on line %d of %s is %s"
+            % (len(found), code.co_firstlineno, filename, describe(fn)) if found else
+            "cannot find the source of %s on line %d of %s"
+            % (describe(fn), code.co_firstlineno, filename), call_loc,
+            hint="define the function with 'def', or put the lambda on a line of its own")
+    lam = found[0]
+    fdef = gast.FunctionDef(name=_assigned_name(lam, owners) or "<lambda>", args=lam.args,
+                            body=[gast.copy_location(gast.Return(value=lam.body), lam.body)],
+                            decorator_list=[], returns=None, type_comment=None,
+                            **({"type_params": []} if "type_params" in gast.FunctionDef._fields
+                               else {}))
+    gast.copy_location(fdef, lam)
+    qualname = getattr(fn, "__qualname__", "<lambda>")
+    if fdef.name != "<lambda>" and qualname == "<lambda>":
+        qualname = fdef.name
+    return SourceInfo(filename, fdef, 0, qualname)
+
+
+def _same_lambda(node, code):
+    """Whether the parsed ``node`` is the lambda ``code`` was compiled from."""
+    params = [a.id for a in node.args.posonlyargs + node.args.args]
+    if params != list(code.co_varnames[:code.co_argcount]):
+        return False
+    positions = getattr(code, "co_positions", None)
+    if positions is not None:                       # Python 3.11+: columns of the body
+        cols = [(line, col) for line, _end, col, endcol in positions()   # not RESUME's (0, 0)
+                if line == code.co_firstlineno and col is not None and endcol and endcol > col]
+        if cols:
+            start = min(col for _line, col in cols)
+            end_line = getattr(node, "end_lineno", node.lineno)
+            return node.col_offset <= start and (
+                end_line > node.lineno or start < getattr(node, "end_col_offset", 1 << 30))
+    words = {n.id for n in gast.walk(node.body) if isinstance(n, gast.Name)} | \
+        {n.attr for n in gast.walk(node.body) if isinstance(n, gast.Attribute)}
+    return set(code.co_names) <= words and set(code.co_freevars) <= words
+
+
+def _same_constants(node, code):
+    """Whether the numbers and strings ``code`` holds all appear in ``node``'s body
+    (a tie-breaker only: the compiler folds ``-1`` or ``2 ** 3`` into new constants)."""
+    written = {n.value for n in gast.walk(node.body) if isinstance(n, gast.Constant)}
+    held = {c for c in code.co_consts
+            if isinstance(c, (int, float, str)) and not isinstance(c, bool)}
+    return held <= written
+
+
+def _assigned_name(lam, owners):
+    """``f`` for ``f = lambda ...`` (the name generated code is called after)."""
+    owner = owners.get(lam)
+    if isinstance(owner, gast.Assign) and len(owner.targets) == 1 \
+            and isinstance(owner.targets[0], gast.Name):
+        return owner.targets[0].id
+    return None
+
+
+def _no_source(fn, code, call_loc):
+    check_decodable(getattr(code, "co_filename", None))
+    raise NoGradientRuleError(
+        "cannot differentiate %s: it has no Python source s2sad can read and no registered "
+        "bprop rule" % describe(fn), call_loc,
+        hint="define it in a .py file, or make it a Primitive and register a rule with "
+             "@bprop_getters.register(YourPrimitive)")
 
 
 _CODING = re.compile(rb"^[ \t\f]*#.*?coding[:=]")
