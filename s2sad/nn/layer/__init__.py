@@ -11,10 +11,13 @@ from .conv import Conv1d, Conv2d, Conv2dTranspose
 from .pooling import MaxPool2d, AvgPool2d, AdaptiveAvgPool2d
 from .normalization import BatchNorm1d, BatchNorm2d, LayerNorm, GroupNorm
 from .embedding import Embedding
+from .rnn import RNNCell, GRUCell, LSTMCell, RNN, GRU, LSTM
+from .transformer import MultiheadAttention, TransformerEncoderLayer
 
 __all__ = ["SequentialCell", "CellList", "ReLU", "ReLU6", "LeakyReLU", "ELU", "GELU",
            "Sigmoid", "SiLU", "Tanh", "Softplus", "Softmax", "LogSoftmax", "get_activation",
            "Dense", "Flatten", "Dropout", "Identity", "Conv1d", "Conv2d", "Conv2dTranspose",
            "MaxPool2d",
            "AvgPool2d", "AdaptiveAvgPool2d", "BatchNorm1d", "BatchNorm2d", "LayerNorm",
-           "GroupNorm", "Embedding"]
+           "GroupNorm", "Embedding", "RNNCell", "GRUCell", "LSTMCell", "RNN", "GRU", "LSTM",
+           "MultiheadAttention", "TransformerEncoderLayer"]
