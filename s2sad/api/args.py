@@ -12,6 +12,7 @@ import inspect
 import numpy as np
 
 from ..nn.cell import Cell
+from ..tensor import Tensor
 
 
 def target_of(fn):
@@ -34,7 +35,6 @@ def as_tuple(x):
 
 
 def wrap_out(value, tensor_in):
-    from ..tensor import Tensor
     if isinstance(value, tuple):
         return tuple(wrap_out(v, tensor_in) for v in value)
     if tensor_in and isinstance(value, (np.ndarray, np.generic)):
@@ -47,13 +47,11 @@ def raw(x):
 
 
 def is_tensor_like(x):
-    from ..tensor import Tensor
     return isinstance(x, (Tensor, np.ndarray, np.generic))
 
 
 def as_like(x, arr):
     """``arr`` as the same kind of value as ``x`` (Tensor in, Tensor out)."""
-    from ..tensor import Tensor
     return Tensor(np.asarray(arr)) if isinstance(x, Tensor) else np.asarray(arr)
 
 

@@ -32,6 +32,7 @@ from .inputs import UnfitInput, name_input, warn_constants
 from .fastpath import PackedFastPath
 from .args import check_has_aux, target_of
 from .packing import arrangement, aux_outputs_of, memoized, packed_function, select, take_at
+from ..tensor import Parameter
 
 #: ``grad_position`` of jacfwd, jacrev and hessian: one input's index, or several.
 Positions = Union[int, Sequence[int]]
@@ -64,7 +65,6 @@ def normalize_positions(grad_position, api="grad"):
 
 
 def _weights_key(weights):
-    from ..tensor import Parameter
     if weights is None:
         return None
     if isinstance(weights, Parameter):

@@ -18,6 +18,7 @@ from .args import (as_like, aux_bare, check_aux_output, check_has_aux, check_sca
 from .functional import Positions, grad, normalize_positions, selected_grad_function
 from .packing import arrangement, take_at
 from .vjp_jvp import jvp_compiled, refuse_complex_inputs
+from ..tensor import Tensor
 
 
 def _leaves(x):
@@ -70,7 +71,6 @@ def jacfwd(fn: Callable[..., Any], grad_position: Positions = 0,
     positions, single = normalize_positions(grad_position, "jacfwd")
 
     def jacfwd_fn(*args):
-        from ..tensor import Tensor
         _check_jac_args(args, positions, "jacfwd")
         refuse_complex_inputs(fn, args, "jacfwd")
         try:
@@ -141,7 +141,6 @@ def jacrev(fn: Callable[..., Any], grad_position: Positions = 0,
     gf = selected_grad_function(fn, has_aux, None, positions, "inputs", sens_param=True)
 
     def jacrev_fn(*args):
-        from ..tensor import Tensor
         _check_jac_args(args, positions, "jacrev")
         out = fn(*args)
         if has_aux:

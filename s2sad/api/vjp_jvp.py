@@ -12,7 +12,9 @@ import numpy as np
 
 from .. import driver as G
 from .. import tracebacks
-from ..errors import S2SADError
+from ..frontend.values import const_value, is_const
+from ..ir import Var
+from ..errors import CompileError, S2SADError
 from .gradoperation import GradOperation
 from .gradfunction import fn_key
 from .inputs import UnfitInput, name_input, refuse_complex
@@ -20,6 +22,7 @@ from .args import (as_like, as_tuple, aux_bare, check_aux_output, check_has_aux,
                    is_tensor_like, raw, target_of, wrap_out)
 from .functional import user_param_names
 from .packing import first_output, memoized
+from ..tensor import Tensor
 
 
 def vjp(fn: Callable[..., Any], *inputs: Any, has_aux: bool = False) -> Tuple[Any, ...]:
@@ -109,7 +112,6 @@ def jvp(fn: Callable[..., Any], inputs: Any, v: Any, has_aux: bool = False) -> T
     tangent is returned and ``aux`` is the rest (bare when there is one, as
     MindSpore).
     """
-    from ..tensor import Tensor
     check_has_aux(has_aux)
     inputs = as_tuple(inputs)
     v = as_tuple(v)
@@ -124,6 +126,31 @@ def jvp(fn: Callable[..., Any], inputs: Any, v: Any, has_aux: bool = False) -> T
         check_aux_output(out, "jvp")
         return out[0], t_out[0], aux_bare(out)
     return out, t_out
+
+
+def _stage_jvp(builder, args, kwargs, loc, path):
+    """``jvp`` met inside code being differentiated: its forward-mode program is
+    inlined there (``driver.nested.stage_jvp``) instead of this function's body."""
+    names = ("fn", "inputs", "v", "has_aux")
+    given = dict(zip(names, args), **kwargs)
+    unknown = set(given) - set(names)
+    if unknown or not {"fn", "inputs", "v"} <= set(given):
+        raise CompileError("jvp takes (fn, inputs, v, has_aux=False), but got %s"
+                           % ", ".join(sorted(given)), loc)
+    fn, aux = given["fn"], given.get("has_aux")
+    if isinstance(fn, (Var, tuple)):
+        raise CompileError("jvp's 'fn' must be a function or Cell known while compiling", loc)
+    if aux is not None and not (is_const(aux) and const_value(aux) is False):
+        raise CompileError("jvp(..., has_aux=True) inside a differentiated function is not "
+                           "supported; return the auxiliary values from the function instead",
+                           loc)
+    inputs, v = given["inputs"], given["v"]
+    inputs = inputs if isinstance(inputs, tuple) else (inputs,)
+    v = v if isinstance(v, tuple) else (v,)
+    return G.nested.stage_jvp(builder, fn, inputs, v, loc)
+
+
+jvp.__s2sad_stage__ = _stage_jvp
 
 
 def _materialize_zeros(out, t_out):
@@ -159,7 +186,6 @@ def jvp_by_double_vjp(fn, inputs, v):
     derivative without a forward-mode transformation.  ``inputs`` and ``v``
     are Tensors/arrays or flat tuples of them.
     """
-    from ..tensor import Tensor
     inputs = as_tuple(inputs)
     v = as_tuple(v)
     if len(v) != len(inputs):

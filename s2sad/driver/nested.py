@@ -10,13 +10,14 @@ frontend never imports AD or the user API.
 import inspect
 
 from ..errors import CompileError
-from ..ir.nodes import Var, Const, Func, leaves, map_structure
+from ..ir.nodes import Var, Const, Func, Op, leaves, map_structure
 from ..ir import control as C
 from ..frontend import resolve
 from ..frontend.calls import _step
 from ..frontend.values import is_const, const_value
 from ..opt import pipeline
 from ..ad.reverse import reverse
+from ..ad.forward import forward
 
 
 def stage_gradient(b, gf, args, kwargs, loc, gf_path=None):
@@ -110,3 +111,44 @@ def _check_selected(b, gf, inner, loc):
             except TypeError as e:
                 # through s2sad.grad's wrapper: the user's call, not the wrapper's line
                 raise CompileError(str(e), b.loc_override or loc)
+
+
+def stage_jvp(b, fn, inputs, tangents, loc):
+    """Inline ``jvp(fn, inputs, tangents)`` met inside differentiated code (``fn``
+    abstract: a known function or Cell, or a closure made in that code).
+
+    ``fn`` is traced into its own op list on copies of ``inputs``, extended by
+    forward mode with tangents for those copies, and the tangent parameters
+    are bound to ``tangents``; the spliced ops are primitives like any
+    others, so the outer derivative (reverse or forward) goes through them.
+    Returns ``(out, t_out)`` as the eager call does.
+    """
+    if len(inputs) != len(tangents):
+        raise CompileError("jvp got %d inputs but %d tangents" % (len(inputs), len(tangents)),
+                           loc)
+    wrt, given = [], []
+
+    def copy(v):
+        v = b.runtime_leaf(v)
+        if not isinstance(v, Var):
+            return v
+        c = b.emit(C.Copy(), [v], loc)
+        c.hint = v.hint
+        return c
+    inner = [map_structure(copy, a) for a in inputs]
+    for a, t in zip(inner, tangents):
+        xs, ts = leaves(a), leaves(t)
+        if len(xs) != len(ts):
+            raise CompileError("jvp's tangents must have the structure of its inputs", loc)
+        for x, tx in zip(xs, ts):
+            if isinstance(x, Var):
+                wrt.append(x)
+                given.append(tx)
+    with b.region():
+        result = b.call(fn, inner, {}, loc)
+        body = b.ops
+    ir = forward(Func("inner", [], body, result, loc), wrt)
+    for param, t in zip(ir.params, given):     # the tangent parameters take the given values
+        b.ops.append(Op(C.Copy(), [b.runtime_leaf(t)], [param], loc, b.origin))
+    b.ops.extend(ir.body)
+    return ir.result

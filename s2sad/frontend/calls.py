@@ -219,6 +219,9 @@ class Calls:
         stage = getattr(type(f), "__s2sad_stage__", None)
         if stage is not None:   # a gradient function: staged by AD, never evaluated now
             return stage(f, self, args, kwargs, loc, func.path)
+        stage = f.__dict__.get("__s2sad_stage__") if isinstance(f, types.FunctionType) else None
+        if stage is not None:   # a transform (``s2sad.jvp``) that stages itself
+            return stage(self, args, kwargs, loc, func.path)
         if isinstance(f, Primitive):
             if kwargs:
                 raise CompileError("primitive %s takes positional inputs only" % f.name, loc)

@@ -1,0 +1,89 @@
+"""``jvp`` called inside a function being differentiated (forward mode inside another
+transform): its forward-mode program is inlined there, so ``grad`` of code that
+calls ``jvp`` and ``jvp`` of ``jvp`` work.  Against closed forms and central
+finite differences of the eager ``jvp``.
+"""
+import numpy as np
+import pytest
+
+import s2sad
+from s2sad import nn, Tensor
+
+from gradcheck import numeric_grad
+
+X = np.array([0.5, -1.0, 2.0])
+ONES = np.ones(3)
+
+
+def g(x):
+    return np.sin(x) * x
+
+
+def directional(x):
+    """sum of g'(x) along ones: the derivative of g, elementwise, summed."""
+    return s2sad.jvp(g, (x,), (ONES,))[1].sum()
+
+
+def test_grad_of_a_function_calling_jvp_is_the_second_derivative():
+    want = 2 * np.cos(X) - X * np.sin(X)             # d/dx (x cos x + sin x)
+    np.testing.assert_allclose(s2sad.grad(directional)(X), want, rtol=1e-14)
+
+    def eager(x):
+        return float(np.sum(s2sad.jvp(g, (x,), (ONES,))[1]))
+    np.testing.assert_allclose(s2sad.grad(directional)(X), numeric_grad(eager, (X,), 0),
+                               rtol=1e-7)
+
+
+def tangent_of_g(x):
+    return s2sad.jvp(g, (x,), (ONES,))[1]
+
+
+def test_jvp_of_jvp():
+    _, second = s2sad.jvp(tangent_of_g, (X,), (ONES,))
+    np.testing.assert_allclose(second, 2 * np.cos(X) - X * np.sin(X), rtol=1e-14)
+
+
+def hvp_of_two(x, y, v):
+    """Forward over reverse inside reverse: a Hessian-vector product of f(x, y), then summed."""
+    def f(a, b):
+        return (a * a * b).sum() + np.exp(a).sum()
+    out, tangent = s2sad.jvp(f, (x, y), (v, v))
+    return out + tangent
+
+
+def test_two_inputs_tangents_and_the_value_through_grad():
+    x, y, v = X, np.array([1.0, 2.0, 3.0]), np.array([0.3, -0.2, 0.5])
+    dx, dy = s2sad.grad(hvp_of_two, grad_position=(0, 1))(x, y, v)
+
+    def eager(a, b):
+        return float(hvp_of_two(a, b, v))
+    np.testing.assert_allclose(dx, numeric_grad(eager, (x, y), 0), rtol=1e-7)
+    np.testing.assert_allclose(dy, numeric_grad(eager, (x, y), 1), rtol=1e-7)
+
+
+class Scale(nn.Cell):
+    def construct(self, x):
+        return x * x * x
+
+
+class JvpInside(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.inner = Scale()
+
+    def construct(self, x):
+        return s2sad.jvp(self.inner, (x,), (ONES,))[1].sum()
+
+
+def test_a_cell_calling_jvp_of_a_sub_cell():
+    g_x = s2sad.ops.GradOperation()(JvpInside())(Tensor(X))
+    np.testing.assert_allclose(np.asarray(g_x), 6 * X, rtol=1e-14)
+
+
+def with_aux(x):
+    return s2sad.jvp(g, (x,), (ONES,), has_aux=True)[1].sum()
+
+
+def test_has_aux_inside_is_refused_at_the_users_line():
+    with pytest.raises(s2sad.CompileError, match="has_aux=True"):
+        s2sad.grad(with_aux)(X)
