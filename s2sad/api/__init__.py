@@ -12,7 +12,7 @@ cached entry after), ``fastpath`` (that per-call path for plain arrays),
 """
 from .gradoperation import GradOperation
 from .gradfunction import GradFunction
-from .functional import grad, value_and_grad
+from .functional import grad, value_and_grad, get_grad
 from .vjp_jvp import vjp, jvp
 from .jacobians import jacfwd, jacrev, hessian
 from .jacobian import Jacobian, Hessian
