@@ -166,3 +166,49 @@ def test_empty_grad_position_raises_runtime_error_as_mindspore(api):
     net = Bilinear()
     with pytest.raises(RuntimeError, match="'grad_position' must not be an empty tuple"):
         api(net, grad_position=(), weights=net.w)
+
+
+# ------------------------------------------------------- older import spellings
+def test_mindspore_common_exports_tensor_and_parameters():
+    from mindspore.common import Tensor as T, Parameter as P, ParameterTuple as PT
+    assert (T, P, PT) == (Tensor, Parameter, ParameterTuple)
+
+
+def test_tensor_add_is_add_with_its_gradient():
+    add = ops.TensorAdd()
+    assert isinstance(add, ops.Add)
+    gx, gy = ops.GradOperation(get_all=True)(add)(Tensor(X), Tensor(np.array(2.0)))
+    _close(gx, np.ones(3))
+    _close(gy, 3.0)                 # the broadcast scalar collects every element's slope
+
+
+# ------------------------------------------------- gradients of gradient cells
+class _SquareScaled(nn.Cell):
+    """sum(x**2 * w**2)."""
+
+    def __init__(self):
+        super().__init__()
+        self.mul = ops.Mul()
+        self.w = Parameter(Tensor(np.array([2.0, -0.5])), name="w")
+
+    def construct(self, x):
+        return self.mul(self.mul(self.mul(x, x), self.w), self.w)
+
+
+class _WeightGrad(nn.Cell):
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+        self.params = ParameterTuple(net.trainable_params())
+        self.grad = ops.GradOperation(get_by_list=True)
+
+    def construct(self, x):
+        return self.grad(self.net, self.params)(x)
+
+
+def test_input_gradient_of_a_weight_gradient_cell():
+    """d/dx sum(d/dw sum(x^2 w^2)) = d/dx sum(2 x^2 w) = 4 x w."""
+    x = np.array([1.5, 3.0])
+    net = _SquareScaled()
+    (gx,) = ops.GradOperation(get_all=True)(_WeightGrad(net))(Tensor(x))
+    _close(gx, 4 * x * net.w.asnumpy())
