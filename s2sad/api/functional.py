@@ -210,6 +210,11 @@ def grad(fn: Callable[..., Any], grad_position: GradPosition = 0, weights: Weigh
     return memoized(key, lambda: _make_grad(fn, positions, single, weights, has_aux, False))
 
 
+# Used inside compiled code, ``weights`` are Parameters the code reads at run
+# time; which ones they are is all these factories need (as GradOperation's).
+grad.__s2sad_takes_inputs_whole__ = True
+
+
 def _grad_chain(base, order):
     """``grad`` applied ``order`` times to ``base``, first input each time, as one chain.
 
@@ -263,6 +268,9 @@ def value_and_grad(fn: Callable[..., Any], grad_position: GradPosition = 0,
                                           positions, single, weights, has_aux, True))
     key = ("value_and_grad", fn, positions, single, _weights_key(weights), has_aux)
     return memoized(key, lambda: _make_grad(fn, positions, single, weights, has_aux, True))
+
+
+value_and_grad.__s2sad_takes_inputs_whole__ = True
 
 
 def _make_grad(fn, positions, single, weights, has_aux, with_value):

@@ -212,3 +212,34 @@ def test_input_gradient_of_a_weight_gradient_cell():
     net = _SquareScaled()
     (gx,) = ops.GradOperation(get_all=True)(_WeightGrad(net))(Tensor(x))
     _close(gx, 4 * x * net.w.asnumpy())
+
+
+# --------------------------------------------------------- grad inside @jit
+class _JitWeightGrad(nn.Cell):
+    """``grad`` with the Cell's Parameters as ``weights``, in a compiled construct."""
+
+    def __init__(self, net, with_value):
+        super().__init__()
+        self.net = net
+        self.weights = net.trainable_params()
+        self.with_value = with_value
+
+    @mindspore.jit
+    def construct(self, x, y, z):
+        if self.with_value:
+            return ops.value_and_grad(self.net, 1, self.weights)(x, y, z)
+        return ops.grad(self.net, (0, 2), self.weights)(x, y, z)
+
+
+def test_grad_with_parameter_weights_inside_jit():
+    net = Bilinear()
+    args = (Tensor(X), Tensor(Y), Tensor(Z))
+    (gx, gz), (gw, gb) = _JitWeightGrad(net, False)(*args)
+    _close(gx, _fd(net, (X, Y, Z), 0))
+    _close(gz, net.b.asnumpy())
+    _close(gw, X * Y)
+    _close(gb, Z)
+    value, (gy, (gw, gb)) = _JitWeightGrad(net, True)(*args)
+    _close(value, net(*args).asnumpy())
+    _close(gy, net.w.asnumpy() * X)
+    _close(gb, Z)
