@@ -14,6 +14,7 @@ from .gradoperation import GradOperation
 from .gradfunction import GradFunction
 from .functional import grad, value_and_grad, get_grad
 from .vjp_jvp import vjp, jvp
+from .vmap import vmap
 from .jacobians import jacfwd, jacrev, hessian
 from .jacobian import Jacobian, Hessian
 from .check import check_grads, GradCheckError

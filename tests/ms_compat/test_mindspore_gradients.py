@@ -43,7 +43,7 @@ def _close(a, b):
 
 # ------------------------------------------------------------- where they live
 @pytest.mark.parametrize("name", ["grad", "value_and_grad", "vjp", "jvp", "jacfwd", "jacrev",
-                                  "get_grad"])
+                                  "get_grad", "vmap"])
 def test_transforms_are_exported_by_ops_and_ops_functional(name):
     assert getattr(ops, name) is getattr(s2sad, name)
     assert getattr(ops.functional, name) is getattr(s2sad, name)
@@ -243,3 +243,45 @@ def test_grad_with_parameter_weights_inside_jit():
     _close(value, net(*args).asnumpy())
     _close(gy, net.w.asnumpy() * X)
     _close(gb, Z)
+
+
+# ----------------------------------------------------------------------- vmap
+def _sin_times(x):
+    return ops.sin(x) * x
+
+
+def test_vmap_maps_over_the_leading_axis_by_default():
+    m = np.array([[0.1, 0.2], [0.3, 0.4], [0.5, 0.6]])
+    out = ops.vmap(_sin_times)(Tensor(m))
+    assert isinstance(out, Tensor)
+    _close(out, np.sin(m) * m)
+
+
+def test_vmap_of_grad_gives_per_row_gradients():
+    m = np.array([[0.1, 0.2], [0.3, 0.4], [0.5, 0.6]])
+    out = ops.vmap(ops.grad(_sin_times), 0, 0)(Tensor(m))
+    _close(out, np.sin(m) + m * np.cos(m))
+    _close(out[1], numeric_grad(lambda r: np.sum(np.sin(r) * r), (m[1],), 0))
+
+
+def _scaled_pair(a, b):
+    return a * b, a + b
+
+
+def test_vmap_axes_per_input_and_per_output():
+    m = np.arange(6.0).reshape(3, 2)
+    v = np.array([1.0, 2.0, 3.0])
+    prod, total = ops.vmap(_scaled_pair, (1, None), (1, 0))(Tensor(m), Tensor(v))
+    _close(prod, m * v[:, None])          # column j times v, stacked back as column j
+    _close(total, (m + v[:, None]).T)     # stacked on axis 0: one row per column of m
+
+
+def test_vmap_errors_name_the_argument():
+    with pytest.raises(ValueError, match="mapped axes must have one size"):
+        ops.vmap(_scaled_pair)(Tensor(np.ones((3, 2))), Tensor(np.ones((2, 2))))
+    with pytest.raises(ValueError, match="'in_axes' has 1 items but there are 2 inputs"):
+        ops.vmap(_scaled_pair, (0,))(Tensor(np.ones(3)), Tensor(np.ones(3)))
+    with pytest.raises(ValueError, match="'in_axes' is all None"):
+        ops.vmap(_sin_times, None)(Tensor(np.ones(3)))
+    with pytest.raises(TypeError, match="'fn' must be a function or a Cell"):
+        ops.vmap(3)
