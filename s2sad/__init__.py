@@ -10,9 +10,9 @@ from .tensor import Tensor, Parameter, ParameterTuple, tensor
 from . import ops, nn
 from .driver import mutable, clear_caches, RecompileWarning
 from .opt.options import options
-from .api import (grad, value_and_grad, vjp, jvp, jacfwd, jacrev, hessian, Jacobian, Hessian,
-                  check_grads, GradCheckError, get_source, get_ir, jit, ms_function,
-                  jit_class, ms_class, JitEagerWarning, vmap)
+from .api import (grad, value_and_grad, get_grad, vjp, jvp, vmap, jacfwd, jacrev, hessian,
+                  Jacobian, Hessian, check_grads, GradCheckError, get_source, get_ir, jit, ms_function,
+                  jit_class, ms_class, JitEagerWarning)
 from .errors import S2SADError, CompileError, UnsupportedSyntaxError, NoGradientRuleError
 from .common import set_seed, get_seed
 from . import context

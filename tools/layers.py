@@ -33,7 +33,7 @@ LAYERS = (
     ("data", ("s2sad.tensor", "s2sad.common.initializer")),
     ("ir", ("s2sad.ir",)),
     ("ops", ("s2sad.ops.primitive", "s2sad.ops.operations", "s2sad.ops._grad",
-             "s2sad.ops.function", "s2sad.ops.functional", "s2sad.ops.tensor_methods")),
+             "s2sad.ops.function", "s2sad.ops.tensor_methods")),
     ("cell", ("s2sad.nn.cell",)),
     ("frontend", ("s2sad.frontend",)),
     # below AD: reverse mode asks the options whether an in-AD optimisation is

@@ -12,11 +12,11 @@ cached entry after), ``fastpath`` (that per-call path for plain arrays),
 """
 from .gradoperation import GradOperation
 from .gradfunction import GradFunction
-from .functional import grad, value_and_grad
+from .functional import grad, value_and_grad, get_grad
 from .vjp_jvp import vjp, jvp
+from .vmap import vmap
 from .jacobians import jacfwd, jacrev, hessian
 from .jacobian import Jacobian, Hessian
 from .check import check_grads, GradCheckError
 from .inspection import get_source, get_ir
-from .vmap import vmap
 from .jit import jit, ms_function, jit_class, ms_class, JitEagerWarning

@@ -51,7 +51,9 @@ def normalize_positions(grad_position, api="grad"):
     single = isinstance(grad_position, int)
     positions = (grad_position,) if single else tuple(grad_position)
     if not positions:
-        raise ValueError("For '%s', 'grad_position' must not be an empty tuple" % api)
+        # RuntimeError, as MindSpore: code written for it catches that type
+        raise RuntimeError("For '%s', 'grad_position' must not be an empty tuple; pass None "
+                           "to get the weights' gradients only" % api)
     for p in positions:
         if isinstance(p, bool) or not isinstance(p, int):
             raise TypeError("For '%s', every item of 'grad_position' must be an int, but got "
@@ -171,7 +173,7 @@ def _mode(positions, weights):
 # compiling and the function it returns is inlined, instead of this factory.
 @constexpr
 def grad(fn: Callable[..., Any], grad_position: GradPosition = 0, weights: Weights = None,
-         has_aux: bool = False) -> Callable[..., Any]:
+         has_aux: bool = False, return_ids: bool = False) -> Callable[..., Any]:
     """The gradient function of ``fn`` (MindSpore 2.x ``mindspore.grad``).
 
     - ``grad_position``: an int gives that input's gradient bare, a tuple a
@@ -183,6 +185,10 @@ def grad(fn: Callable[..., Any], grad_position: GradPosition = 0, weights: Weigh
       tuple ``out[1:]`` (as MindSpore).  The aux outputs come from one more
       forward run of ``fn``.
 
+    - ``return_ids``: each gradient comes paired with what it belongs to,
+      ``(position, gradient)`` or ``(parameter name, gradient)``, in the same
+      structure; ``get_grad`` picks one out.
+
     Non-scalar outputs get a sens of ones, as ``GradOperation``.  The returned
     function can itself be differentiated, to any order:
     ``grad(grad(f))(x)`` is the second derivative.
@@ -191,6 +197,10 @@ def grad(fn: Callable[..., Any], grad_position: GradPosition = 0, weights: Weigh
     if grad_position is None and weights is None:
         raise ValueError("For 'grad', 'grad_position' and 'weights' cannot both be None")
     positions, single = normalize_positions(grad_position)
+    if return_ids:
+        return memoized(("grad-ids", fn, positions, single, _weights_key(weights), has_aux),
+                        lambda: _with_ids(grad(fn, grad_position, weights, has_aux),
+                                          positions, single, weights, has_aux, False))
     chain = getattr(fn, "__s2sad_first_grad_of__", None)
     if chain is not None and positions == (0,) and single and weights is None and not has_aux:
         base, order = chain
@@ -198,6 +208,11 @@ def grad(fn: Callable[..., Any], grad_position: GradPosition = 0, weights: Weigh
                          lambda: _grad_chain(base, order + 1))
     key = ("grad", fn, positions, single, _weights_key(weights), has_aux)
     return memoized(key, lambda: _make_grad(fn, positions, single, weights, has_aux, False))
+
+
+# Used inside compiled code, ``weights`` are Parameters the code reads at run
+# time; which ones they are is all these factories need (as GradOperation's).
+grad.__s2sad_takes_inputs_whole__ = True
 
 
 def _grad_chain(base, order):
@@ -232,20 +247,30 @@ def _inspectable_chain(wrapper, gf):
 
 @constexpr
 def value_and_grad(fn: Callable[..., Any], grad_position: GradPosition = 0,
-                   weights: Weights = None, has_aux: bool = False) -> Callable[..., Any]:
+                   weights: Weights = None, has_aux: bool = False,
+                   return_ids: bool = False) -> Callable[..., Any]:
     """Like ``grad`` but returns ``(value, gradients)``; ``value`` is ``fn``'s full output.
 
     With ``has_aux`` only the first output is differentiated.  The value
     comes from a forward run of ``fn`` besides the gradient's own, so an
     ``fn`` drawing random numbers sees different draws in each.
+    ``return_ids`` pairs each gradient with its id, as in ``grad``.
     """
     check_has_aux(has_aux)
     if grad_position is None and weights is None:
         raise ValueError("For 'value_and_grad', 'grad_position' and 'weights' cannot both "
                          "be None")
     positions, single = normalize_positions(grad_position, "value_and_grad")
+    if return_ids:
+        return memoized(("value_and_grad-ids", fn, positions, single, _weights_key(weights),
+                         has_aux),
+                        lambda: _with_ids(value_and_grad(fn, grad_position, weights, has_aux),
+                                          positions, single, weights, has_aux, True))
     key = ("value_and_grad", fn, positions, single, _weights_key(weights), has_aux)
     return memoized(key, lambda: _make_grad(fn, positions, single, weights, has_aux, True))
+
+
+value_and_grad.__s2sad_takes_inputs_whole__ = True
 
 
 def _make_grad(fn, positions, single, weights, has_aux, with_value):
@@ -281,6 +306,106 @@ def _make_grad(fn, positions, single, weights, has_aux, with_value):
             and inspect.isfunction(fn):
         grad_fn.__s2sad_first_grad_of__ = (fn, 1)       # grad(grad_fn) continues the chain
     return _inspectable(grad_fn, gf, positions)
+
+
+# ------------------------------------------------------------ return_ids
+def _ids_of(positions, single, weights):
+    """The ids ``return_ids`` pairs with the gradients, in the gradients' structure.
+
+    Positions for the inputs, ``Parameter.name`` for the weights; ``None``
+    stands for the part the mode leaves out.
+    """
+    from ..tensor import Parameter
+    input_ids = (positions[0] if single else positions) if positions else None
+    if weights is None:
+        weight_ids = None
+    elif isinstance(weights, Parameter):
+        weight_ids = weights.name
+    else:
+        weight_ids = tuple(w.name for w in weights)
+    return input_ids, weight_ids
+
+
+def _paired(ids, grads):
+    """``(id, grad)``, or a tuple of such pairs when ``ids`` is a tuple."""
+    if isinstance(ids, tuple):
+        return tuple((i, g) for i, g in zip(ids, grads))
+    return ids, grads
+
+
+def _with_ids(grad_fn, positions, single, weights, has_aux, with_value):
+    """Wrap a ``grad``/``value_and_grad`` function so its gradients carry their ids.
+
+    A separate wrapper, so the functions without ``return_ids`` (the common
+    case, differentiated again for higher order) keep their plain source.
+    """
+    input_ids, weight_ids = _ids_of(positions, single, weights)
+
+    def label(grads):
+        if isinstance(grads, tuple) and not grads:   # every input a constant: no gradients
+            return grads
+        if weight_ids is None:
+            return _paired(input_ids, grads)
+        if input_ids is None:
+            return _paired(weight_ids, grads)
+        return _paired(input_ids, grads[0]), _paired(weight_ids, grads[1])
+
+    def grad_with_ids(*args):
+        out = grad_fn(*args)
+        if with_value:
+            value, grads = out
+            if has_aux:
+                return value, (label(grads[0]), grads[1])
+            return value, label(grads)
+        if has_aux:
+            return label(out[0]), out[1]
+        return label(out)
+    grad_with_ids.__s2sad_compiled__ = grad_fn.__s2sad_compiled__
+    return grad_with_ids
+
+
+def _is_id_pair(item):
+    return (isinstance(item, tuple) and len(item) == 2 and not isinstance(item[1], tuple)
+            and isinstance(item[0], (int, str)) and not isinstance(item[0], bool))
+
+
+def _find_by_id(gradients, key):
+    """The gradient paired with ``key`` anywhere in ``gradients``, or None."""
+    if _is_id_pair(gradients):
+        return gradients[1] if gradients[0] == key and type(gradients[0]) is type(key) else None
+    if isinstance(gradients, tuple):
+        for item in gradients:
+            found = _find_by_id(item, key)
+            if found is not None:
+                return found
+    return None
+
+
+def get_grad(gradients: Any, identifier: Any) -> Any:
+    """The gradient that ``grad(..., return_ids=True)`` paired with ``identifier``.
+
+    ``identifier`` is an input's position (int) or a Parameter (looked up
+    by its name).  Raises RuntimeError when no gradient has that id, as
+    MindSpore does.
+    """
+    from ..tensor import Parameter
+    if not isinstance(gradients, tuple):
+        raise TypeError("For 'get_grad', 'gradients' must be the tuple returned by a gradient "
+                        "function made with return_ids=True, but got %s"
+                        % type(gradients).__name__)
+    if isinstance(identifier, Parameter):
+        key = identifier.name
+    elif isinstance(identifier, int) and not isinstance(identifier, bool):
+        key = identifier
+    else:
+        raise TypeError("For 'get_grad', 'identifier' must be an int (an input's position) or "
+                        "a Parameter, but got %s" % type(identifier).__name__)
+    found = _find_by_id(gradients, key)
+    if found is None:
+        raise RuntimeError("For 'get_grad', no gradient has the id %r: pass a position in "
+                           "'grad_position' or a Parameter in 'weights' of the gradient "
+                           "function, made with return_ids=True" % (key,))
+    return found
 
 
 def _inspectable(wrapper, gf, positions):

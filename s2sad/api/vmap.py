@@ -1,77 +1,96 @@
-"""``vmap``: a function of one example applied to a batch (MindSpore's and JAX's name).
+"""``vmap``: map a function over one axis of its inputs (MindSpore's ``ops.vmap``).
 
-Done simply: ``fn`` runs once per slice along the mapped axes and the
-results are stacked, so any function s2sad can run works, including
-gradient functions (``vmap(grad(f))`` gives per-example gradients).  It is
-as fast as the Python loop it is; a batching transform that compiles one
-batched program is a separate piece of work.
+s2sad runs it as a loop: ``fn`` is called on each slice and the results are
+stacked.  That gives MindSpore's values, not its speed; a batched program
+would need a batching rule per primitive, which s2sad does not have.
+Nested ``in_axes`` (for inputs that are tuples of arrays) are refused.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, Sequence, Union
+from typing import Any, Callable, Optional, Sequence, Union
 
 import numpy as np
 
-from ..tensor import Tensor
+from .args import as_like, is_tensor_like, raw
 
-#: one axis for every argument (or output), ``None`` for "not mapped", or one per argument
-Axes = Union[int, None, Sequence[Union[int, None]]]
-
-
-def _per_item(axes, n, what):
-    if axes is None or isinstance(axes, int):
-        return [axes] * n
-    axes = list(axes)
-    if len(axes) != n:
-        raise ValueError("For 'vmap', '%s' has %d entries but there are %d %s"
-                         % (what, len(axes), n, "arguments" if what == "in_axes" else "outputs"))
-    for a in axes:
-        if a is not None and not isinstance(a, int):
-            raise TypeError("For 'vmap', each entry of '%s' must be an int or None (nested "
-                            "structures are not supported), but got %s" % (what, type(a).__name__))
-    return axes
+Axes = Union[Optional[int], Sequence[Optional[int]]]
 
 
-def _data(x):
-    return x._data if isinstance(x, Tensor) else np.asarray(x)
+def _check_axis(api_arg, axis):
+    if axis is not None and (isinstance(axis, bool) or not isinstance(axis, int)):
+        raise TypeError("For 'vmap', every item of '%s' must be an int or None, but got %s"
+                        % (api_arg, type(axis).__name__))
 
 
-def _slice(x, i, axis):
-    part = np.take(_data(x), i, axis=axis)
-    return Tensor(part) if isinstance(x, Tensor) else part
+def _per_item(api_arg, axes, n):
+    """``axes`` as one axis per item: an int or None applies to all ``n``."""
+    if isinstance(axes, (tuple, list)):
+        if len(axes) != n:
+            raise ValueError("For 'vmap', '%s' has %d items but there are %d %s"
+                             % (api_arg, len(axes), n,
+                                "inputs" if api_arg == "in_axes" else "outputs"))
+        for axis in axes:
+            _check_axis(api_arg, axis)
+        return tuple(axes)
+    _check_axis(api_arg, axes)
+    return (axes,) * n
 
 
-def _stack(parts, axis):
-    out = np.stack([_data(p) for p in parts], axis=axis)
-    return Tensor(out) if isinstance(parts[0], Tensor) else out
+def _batch_size(args, axes):
+    sizes = set()
+    for i, (arg, axis) in enumerate(zip(args, axes)):
+        if axis is None:
+            continue
+        if not is_tensor_like(arg):
+            raise TypeError("For 'vmap', input %d is mapped over axis %d, so it must be a "
+                            "Tensor, but got %s; map it with None, or pass a Tensor"
+                            % (i, axis, type(arg).__name__))
+        shape = np.shape(raw(arg))
+        if not -len(shape) <= axis < len(shape):
+            raise ValueError("For 'vmap', 'in_axes' %d is out of range for input %d of "
+                             "shape %s" % (axis, i, shape))
+        sizes.add(shape[axis])
+    if not sizes:
+        raise ValueError("For 'vmap', at least one input must be mapped: 'in_axes' is all None")
+    if len(sizes) > 1:
+        raise ValueError("For 'vmap', the mapped axes must have one size, but got sizes %s"
+                         % sorted(sizes))
+    return sizes.pop()
+
+
+def _slice(arg, axis, i):
+    if axis is None:
+        return arg
+    return as_like(arg, np.take(raw(arg), i, axis=axis))
+
+
+def _stack(results, axis):
+    if axis is None:
+        return results[0]
+    return as_like(results[0], np.stack([raw(r) for r in results], axis=axis))
 
 
 def vmap(fn: Callable[..., Any], in_axes: Axes = 0, out_axes: Axes = 0) -> Callable[..., Any]:
-    """``fn`` mapped over axis ``in_axes`` of its arguments, results stacked on ``out_axes``.
+    """``fn`` mapped over axis ``in_axes`` of its inputs, outputs stacked on ``out_axes``.
 
-    ``in_axes``: an int (every argument), ``None`` (an argument passed whole
-    to every call) or one entry per argument.  ``out_axes``: the same for the
-    outputs (a Tensor or array, or a tuple of them).
+    ``in_axes``/``out_axes``: an int or None for every input/output, or a
+    tuple with one per input/output; None leaves an input whole (the same
+    for every slice) and, for an output, takes the first slice's value.
     """
     if not callable(fn):
-        raise TypeError("For 'vmap', 'fn' must be callable, but got %s" % type(fn).__name__)
+        raise TypeError("For 'vmap', 'fn' must be a function or a Cell, but got %s"
+                        % type(fn).__name__)
 
-    def batched(*args):
-        axes = _per_item(in_axes, len(args), "in_axes")
-        sizes = {np.shape(_data(a))[ax] for a, ax in zip(args, axes) if ax is not None}
-        if not sizes:
-            raise ValueError("For 'vmap', 'in_axes' maps no argument: at least one must be "
-                             "an int")
-        if len(sizes) > 1:
-            raise ValueError("For 'vmap', the mapped axes must have one size, but got sizes "
-                             "%s" % sorted(sizes))
-        results = [fn(*[a if ax is None else _slice(a, i, ax) for a, ax in zip(args, axes)])
-                   for i in range(sizes.pop())]
+    def mapped(*args):
+        axes = _per_item("in_axes", in_axes, len(args))
+        results = [fn(*[_slice(a, ax, i) for a, ax in zip(args, axes)])
+                   for i in range(_batch_size(args, axes))]
         if isinstance(results[0], tuple):
-            outs = _per_item(out_axes, len(results[0]), "out_axes")
-            return tuple(_stack([r[k] for r in results], ax) for k, ax in enumerate(outs))
-        (ax,) = _per_item(out_axes, 1, "out_axes")
-        return _stack(results, ax)
-
-    batched.__wrapped__ = fn
-    return batched
+            out_ax = _per_item("out_axes", out_axes, len(results[0]))
+            return tuple(_stack([r[k] for r in results], out_ax[k])
+                         for k in range(len(out_ax)))
+        if isinstance(out_axes, (tuple, list)):
+            raise ValueError("For 'vmap', 'out_axes' is a tuple but 'fn' returns one output")
+        _check_axis("out_axes", out_axes)
+        return _stack(results, out_axes)
+    return mapped

@@ -8,5 +8,9 @@ for the same objects; ``set_seed`` / ``get_seed`` are also exported as
 from .seed import set_seed, get_seed
 from . import initializer
 from . import dtype, tensor, parameter, api
+# MindSpore's ``from mindspore.common import Tensor, Parameter, ParameterTuple``
+from .tensor import Tensor
+from .parameter import Parameter, ParameterTuple
 
-__all__ = ["set_seed", "get_seed", "initializer", "dtype", "tensor", "parameter", "api"]
+__all__ = ["set_seed", "get_seed", "initializer", "dtype", "tensor", "parameter", "api",
+           "Tensor", "Parameter", "ParameterTuple"]

@@ -241,6 +241,8 @@ class Calls:
             return self.evaluate_on_objects(f, args, kwargs, loc)
         if getattr(f, "__s2sad_constexpr__", False):
             if not (all(is_const(a) for a in args) and all(is_const(v) for v in kwargs.values())):
+                if getattr(f, "__s2sad_takes_inputs_whole__", False):  # ``grad(net, 0, weights)``
+                    return self.evaluate_on_objects(f, args, kwargs, loc)
                 raise CompileError("%s is evaluated while compiling, so its arguments must be "
                                    "known then; it got a runtime value" % describe(f), loc)
             return self.evaluate(f, args, kwargs, loc)

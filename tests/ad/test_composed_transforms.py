@@ -87,3 +87,12 @@ def with_aux(x):
 def test_has_aux_inside_is_refused_at_the_users_line():
     with pytest.raises(s2sad.CompileError, match="has_aux=True"):
         s2sad.grad(with_aux)(X)
+
+
+@s2sad.jit
+def jitted_tangent(x):
+    return s2sad.jvp(g, (x,), (ONES,))[1]
+
+
+def test_jvp_inside_jit_is_compiled():
+    np.testing.assert_allclose(jitted_tangent(X), np.cos(X) * X + np.sin(X), rtol=1e-15)

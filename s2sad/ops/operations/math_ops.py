@@ -52,6 +52,7 @@ _NO_GRAD = "no gradient (the result is boolean, integer or piecewise constant)"
 # ------------------------------------------------------------ binary arithmetic
 Add = _binary("Add", "+", "x + y, with NumPy broadcasting.", "dx = dout, dy = dout",
               ufunc="add", linearity="linear")
+TensorAdd = Add            # MindSpore 1.x's name, still met in older code
 Sub = _binary("Sub", "-", "x - y, with NumPy broadcasting.", "dx = dout, dy = -dout",
               ufunc="subtract", linearity="linear")
 Mul = _binary("Mul", "*", "x * y, with NumPy broadcasting.", "dx = dout * y, dy = dout * x",
