@@ -86,3 +86,14 @@ def check_scalar(out, api, alternative, what="its output"):
         "For '%s', the function must return a scalar, but %s %s; reduce it first (for "
         "example return out.sum()) or use '%s' for the full Jacobian"
         % (api, what, found, alternative))
+
+
+def leaves_of(x):
+    """The leaves of values nested in tuples and lists, in order (outputs, tangents)."""
+    if isinstance(x, (tuple, list)):
+        out = []
+        for e in x:
+            out.extend(leaves_of(e))
+        return out
+    return [x]
+

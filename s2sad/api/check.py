@@ -13,6 +13,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ..tensor import Tensor
+from .args import leaves_of
 from .gradoperation import GradOperation
 from .vjp_jvp import jvp
 
@@ -35,17 +36,9 @@ def _raw(a):
     return np.asarray(getattr(a, "_data", a), np.float64)
 
 
-def _flat(structure):
-    if isinstance(structure, (tuple, list)):
-        out = []
-        for s in structure:
-            out.extend(_flat(s))
-        return out
-    return [structure]
-
 
 def _dot(a, b):
-    return float(sum(np.sum(_raw(x) * _raw(y)) for x, y in zip(_flat(a), _flat(b))))
+    return float(sum(np.sum(_raw(x) * _raw(y)) for x, y in zip(leaves_of(a), leaves_of(b))))
 
 
 def _like(a, arr):

@@ -11,6 +11,7 @@ overlapping slice, computes only rows not seen before.
 import numpy as np
 
 from ..tensor import Tensor
+from .args import leaves_of
 from .functional import grad
 from .gradoperation import GradOperation
 
@@ -27,14 +28,6 @@ def _as_inputs(xs):
                             % type(x).__name__)
     return seq
 
-
-def _leaves(y):
-    if isinstance(y, (tuple, list)):
-        out = []
-        for e in y:
-            out.extend(_leaves(e))
-        return out
-    return [y]
 
 
 def _rebuild(structure, it):
@@ -63,7 +56,7 @@ class Jacobian:
         self._is_batched = is_batched
         self._tensor_in = any(isinstance(x, Tensor) for x in self._xs)
         self._ys = func(*self._xs)
-        self._y_leaves = [_raw(y) for y in _leaves(self._ys)]
+        self._y_leaves = [_raw(y) for y in leaves_of(self._ys)]
         self._x_arrays = [_raw(x) for x in self._xs]
         if is_batched:
             self._check_batch()

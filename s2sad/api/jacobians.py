@@ -14,20 +14,12 @@ from .. import driver as G
 from .. import tracebacks
 from ..errors import S2SADError
 from .args import (as_like, aux_bare, check_aux_output, check_has_aux, check_scalar,
-                   is_tensor_like, raw, target_of, wrap_out)
+                   is_tensor_like, leaves_of, raw, target_of, wrap_out)
 from .functional import Positions, grad, normalize_positions, selected_grad_function
 from .packing import arrangement, take_at
 from .vjp_jvp import jvp_compiled, refuse_complex_inputs
 from ..tensor import Tensor
 
-
-def _leaves(x):
-    if isinstance(x, (tuple, list)):
-        out = []
-        for e in x:
-            out.extend(_leaves(e))
-        return out
-    return [x]
 
 
 def _raw_structure(x):
@@ -99,13 +91,13 @@ def jacfwd(fn: Callable[..., Any], grad_position: Positions = 0,
                 if has_aux:
                     check_aux_output(out, "jacfwd")
                     t_out = t_out[0]
-                columns[p].append([np.asarray(t) for t in _leaves(t_out)])
+                columns[p].append([np.asarray(t) for t in leaves_of(t_out)])
         if out is None:   # no input elements: no jvp ran
             out = _raw_structure(fn(*args))
         if has_aux:
             check_aux_output(out, "jacfwd")
         head = out[0] if has_aux else out
-        out_leaves = [np.asarray(o) for o in _leaves(head)]
+        out_leaves = [np.asarray(o) for o in leaves_of(head)]
         tensor_in = any(isinstance(a, Tensor) for a in args)
         per_out = []
         for li, o in enumerate(out_leaves):
@@ -146,7 +138,7 @@ def jacrev(fn: Callable[..., Any], grad_position: Positions = 0,
         if has_aux:
             check_aux_output(out, "jacrev")
         head = out[0] if has_aux else out
-        out_leaves = _leaves(head)
+        out_leaves = leaves_of(head)
         rest, layout = arrangement(positions, len(args))
         sel, rest_args = take_at(args, positions), take_at(args, rest)
         zero_leaves = [as_like(o, np.zeros_like(np.asarray(raw(o)))) for o in out_leaves]
