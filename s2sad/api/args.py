@@ -11,6 +11,7 @@ import inspect
 
 import numpy as np
 
+from ..errors import CompileError
 from ..nn.cell import Cell
 from ..tensor import Tensor
 
@@ -96,4 +97,15 @@ def leaves_of(x):
             out.extend(leaves_of(e))
         return out
     return [x]
+
+
+def refused_inside(what, instead):
+    """A stage hook (``__s2sad_stage__``) for an API function the frontend cannot
+    inline: met inside a function being differentiated or compiled, it raises
+    at the user's call naming ``what`` and saying what to do (``instead``),
+    rather than failing on a statement of s2sad's own code."""
+    def stage(builder, args, kwargs, loc, path):
+        raise CompileError("%s cannot be called inside a function s2sad differentiates or "
+                           "compiles (yet); %s" % (what, instead), loc)
+    return stage
 

@@ -14,7 +14,7 @@ from .. import driver as G
 from .. import tracebacks
 from ..errors import S2SADError
 from .args import (as_like, aux_bare, check_aux_output, check_has_aux, check_scalar,
-                   is_tensor_like, leaves_of, raw, target_of, wrap_out)
+                   is_tensor_like, leaves_of, raw, refused_inside, target_of, wrap_out)
 from .functional import Positions, grad, normalize_positions, selected_grad_function
 from .packing import arrangement, take_at
 from .vjp_jvp import jvp_compiled, refuse_complex_inputs
@@ -47,6 +47,10 @@ def _shape_jacobian(per_out, out_structure, single):
     """Nest as ``output structure`` of ``position structure`` (JAX/MindSpore order)."""
     rows = [per_p[0] if single else tuple(per_p) for per_p in per_out]
     return _rebuild(out_structure, iter(rows))
+
+
+_JAC_INSTEAD = ("compute it outside (jacfwd(grad(f)) and jacrev(grad(f)) work), or use "
+                "s2sad.jvp, which works inside")
 
 
 def jacfwd(fn: Callable[..., Any], grad_position: Positions = 0,
@@ -115,6 +119,7 @@ def jacfwd(fn: Callable[..., Any], grad_position: Positions = 0,
         if has_aux:
             return jac, wrap_out(aux_bare(out), tensor_in)
         return jac
+    jacfwd_fn.__s2sad_stage__ = refused_inside("the function jacfwd(...) returns", _JAC_INSTEAD)
     return jacfwd_fn
 
 
@@ -168,6 +173,7 @@ def jacrev(fn: Callable[..., Any], grad_position: Positions = 0,
         if has_aux:
             return jac, aux_bare(out)
         return jac
+    jacrev_fn.__s2sad_stage__ = refused_inside("the function jacrev(...) returns", _JAC_INSTEAD)
     return jacrev_fn
 
 
@@ -187,4 +193,10 @@ def hessian(fn: Callable[..., Any], grad_position: Positions = 0) -> Callable[..
         _check_jac_args(args, positions, "hessian")
         check_scalar(fn(*args), "hessian", "jacrev")
         return outer(*args)
+    hessian_fn.__s2sad_stage__ = refused_inside("the function hessian(...) returns", _JAC_INSTEAD)
     return hessian_fn
+
+
+for _api in (jacfwd, jacrev, hessian):
+    _api.__s2sad_stage__ = refused_inside("s2sad.%s" % _api.__name__, _JAC_INSTEAD)
+

@@ -19,7 +19,7 @@ from .gradoperation import GradOperation
 from .gradfunction import fn_key
 from .inputs import UnfitInput, name_input, refuse_complex
 from .args import (as_like, as_tuple, aux_bare, check_aux_output, check_has_aux,
-                   is_tensor_like, raw, target_of, wrap_out)
+                   is_tensor_like, raw, refused_inside, target_of, wrap_out)
 from .functional import user_param_names
 from .packing import first_output, memoized
 from ..tensor import Tensor
@@ -151,6 +151,9 @@ def _stage_jvp(builder, args, kwargs, loc, path):
 
 
 jvp.__s2sad_stage__ = _stage_jvp
+vjp.__s2sad_stage__ = refused_inside(
+    "s2sad.vjp", "call it outside, or use GradOperation(sens_param=True) or s2sad.jvp, which "
+    "work inside")
 
 
 def _materialize_zeros(out, t_out):

@@ -11,7 +11,7 @@ from typing import Any, Callable, Optional, Sequence, Union
 
 import numpy as np
 
-from .args import as_like, is_tensor_like, raw
+from .args import as_like, is_tensor_like, raw, refused_inside
 
 Axes = Union[Optional[int], Sequence[Optional[int]]]
 
@@ -93,4 +93,11 @@ def vmap(fn: Callable[..., Any], in_axes: Axes = 0, out_axes: Axes = 0) -> Calla
             raise ValueError("For 'vmap', 'out_axes' is a tuple but 'fn' returns one output")
         _check_axis("out_axes", out_axes)
         return _stack(results, out_axes)
+    mapped.__s2sad_stage__ = _REFUSED
     return mapped
+
+
+_REFUSED = refused_inside("a function made by vmap", "call it outside, or write the loop "
+                          "over the batch in the function itself")
+vmap.__s2sad_stage__ = refused_inside("s2sad.vmap", "call it outside, or write the loop over "
+                                      "the batch in the function itself")

@@ -7,6 +7,7 @@ primitives), records the weights as inputs and runs the trace passes.
 import dis
 import os
 import sys
+import types
 
 from ..ir import Const, Func
 from ..ir.nodes import walk_ops
@@ -67,6 +68,9 @@ def trace(fn, root, args, specs, weights=(), weight_paths=(), origin=(FN,)):
         hints = arg_hints(root, args, hints)
     abstract, flat_inputs = abstract_args(args, specs, hints)
     builder = Builder(root)
+    refused = fn.__dict__.get("__s2sad_stage__") if isinstance(fn, types.FunctionType) else None
+    if refused is not None:     # an API wrapper (jacrev's, vmap's) that cannot be traced: say so
+        refused(builder, (), {}, None, None)
     weight_vars = []
     for w, path in zip(weights, weight_paths):
         if path is not None:

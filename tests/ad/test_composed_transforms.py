@@ -96,3 +96,45 @@ def jitted_tangent(x):
 
 def test_jvp_inside_jit_is_compiled():
     np.testing.assert_allclose(jitted_tangent(X), np.cos(X) * X + np.sin(X), rtol=1e-15)
+
+
+# ------------------------------------- transforms that cannot be staged yet say so
+def calls_jacrev(x):
+    return s2sad.jacrev(g)(x).sum()
+
+
+def calls_hessian(x):
+    return s2sad.hessian(lambda v: (v ** 3).sum())(x).sum()
+
+
+def calls_vjp(x):
+    return s2sad.vjp(g, x)[0].sum()
+
+
+def calls_vmap(x):
+    return s2sad.vmap(np.sin)(x).sum()
+
+
+JAC_MADE_OUTSIDE = s2sad.jacfwd(g)
+
+
+def calls_a_jacobian_made_outside(x):
+    return JAC_MADE_OUTSIDE(x).sum()
+
+
+@pytest.mark.parametrize("fn, what", [
+    (calls_jacrev, "s2sad.jacrev"), (calls_hessian, "s2sad.hessian"), (calls_vjp, "s2sad.vjp"),
+    (calls_vmap, "s2sad.vmap"), (calls_a_jacobian_made_outside, "the function jacfwd(...) returns")],
+    ids=["jacrev", "hessian", "vjp", "vmap", "jacfwd-made-outside"])
+def test_transforms_not_staged_inside_are_refused_at_the_users_call(fn, what):
+    with pytest.raises(s2sad.CompileError) as info:
+        s2sad.grad(fn)(X)
+    message = str(info.value)
+    assert what + " cannot be called inside a function s2sad differentiates" in message
+    assert "test_composed_transforms.py" in message.splitlines()[0]
+    assert "'raise'" not in message and "'try'" not in message
+
+
+def test_a_jacobian_of_a_jacobian_function_is_refused_clearly():
+    with pytest.raises(s2sad.CompileError, match=r"the function jacrev\(\.\.\.\) returns"):
+        s2sad.jacfwd(s2sad.jacrev(g))(X)
