@@ -6,7 +6,7 @@ from .functional import *  # noqa: F401,F403
 from . import functional
 from ._grad import bprop_getters, jvp_getters
 from . import composite
-from .composite import GradOperation
+from .composite import GradOperation, HyperMap, Map, MultitypeFuncGraph
 from ..runtime import constexpr
 
 # MindSpore's module aliases: ``mindspore.ops.operations as P`` etc.

@@ -1,4 +1,6 @@
 """Functional forms of the primitives (MindSpore's ``ops.functional``, usually F)."""
+from functools import partial  # noqa: F401  (MindSpore's F.partial, used with HyperMap)
+
 from .function import *  # noqa: F401,F403
 from .function import NUMPY, TENSOR_METHODS, TENSOR_PROPERTIES  # noqa: F401
 # MindSpore exports its gradient transforms here too (``ops.grad``,
