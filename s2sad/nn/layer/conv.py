@@ -18,6 +18,27 @@ def _pair(value, name):
     return value
 
 
+def _set_up(cell, in_channels, out_channels, kernel_size, stride, dilation, pad_mode, padding,
+            group, has_bias):
+    """The attributes Conv2d and Conv2dTranspose share."""
+    cell.in_channels = in_channels
+    cell.out_channels = out_channels
+    cell.kernel_size = _pair(kernel_size, "kernel_size")
+    cell.stride = _pair(stride, "stride")
+    cell.dilation = _pair(dilation, "dilation")
+    cell.pad_mode = pad_mode
+    cell.padding = padding
+    cell.group = group
+    cell.has_bias = bool(has_bias)
+
+
+def _add_bias(cell, bias_init, dtype):
+    """The bias ``[out_channels]``, made after the weight (Parameter order, random draws)."""
+    if cell.has_bias:
+        cell.bias = Parameter(initializer(bias_init, [cell.out_channels], dtype), name="bias")
+        cell.bias_add = ops.BiasAdd()
+
+
 class Conv2d(Cell):
     """2-D convolution of ``x`` [N, C_in, H, W] with ``weight`` [C_out, C_in, kh, kw].
 
@@ -31,15 +52,8 @@ class Conv2d(Cell):
                  padding=0, dilation=1, group=1, has_bias=False, weight_init="normal",
                  bias_init="zeros", data_format="NCHW", dtype=mstype.float32):
         super().__init__()
-        self.in_channels = in_channels
-        self.out_channels = out_channels
-        self.kernel_size = _pair(kernel_size, "kernel_size")
-        self.stride = _pair(stride, "stride")
-        self.dilation = _pair(dilation, "dilation")
-        self.pad_mode = pad_mode
-        self.padding = padding
-        self.group = group
-        self.has_bias = bool(has_bias)
+        _set_up(self, in_channels, out_channels, kernel_size, stride, dilation, pad_mode,
+                padding, group, has_bias)
         if in_channels % group or out_channels % group:
             raise ValueError("For 'Conv2d', in_channels and out_channels must be divisible by "
                              "group, but got %d, %d and %d" % (in_channels, out_channels, group))
@@ -48,9 +62,7 @@ class Conv2d(Cell):
                                  dilation=self.dilation, group=group, data_format=data_format)
         shape = [out_channels, in_channels // group] + list(self.kernel_size)
         self.weight = Parameter(initializer(weight_init, shape, dtype), name="weight")
-        if self.has_bias:
-            self.bias = Parameter(initializer(bias_init, [out_channels], dtype), name="bias")
-            self.bias_add = ops.BiasAdd()
+        _add_bias(self, bias_init, dtype)
 
     def construct(self, x):
         output = self.conv2d(x, self.weight)
@@ -144,16 +156,9 @@ class Conv2dTranspose(Cell):
                  padding=0, output_padding=0, dilation=1, group=1, has_bias=False,
                  weight_init="normal", bias_init="zeros", dtype=mstype.float32):
         super().__init__()
-        self.in_channels = in_channels
-        self.out_channels = out_channels
-        self.kernel_size = _pair(kernel_size, "kernel_size")
-        self.stride = _pair(stride, "stride")
-        self.dilation = _pair(dilation, "dilation")
+        _set_up(self, in_channels, out_channels, kernel_size, stride, dilation, pad_mode,
+                padding, group, has_bias)
         self.output_padding = _pair(output_padding, "output_padding")
-        self.pad_mode = pad_mode
-        self.padding = padding
-        self.group = group
-        self.has_bias = bool(has_bias)
         if any(self.output_padding) and pad_mode != "pad":
             raise ValueError("For 'Conv2dTranspose', 'output_padding' must be 0 unless "
                              "'pad_mode' is 'pad', but got %r" % (output_padding,))
@@ -169,9 +174,7 @@ class Conv2dTranspose(Cell):
         self.shrink = (pads[0] + pads[1], pads[2] + pads[3]) if pad_mode == "pad" else (0, 0)
         shape = [in_channels, out_channels // group] + list(self.kernel_size)
         self.weight = Parameter(initializer(weight_init, shape, dtype), name="weight")
-        if self.has_bias:
-            self.bias = Parameter(initializer(bias_init, [out_channels], dtype), name="bias")
-            self.bias_add = ops.BiasAdd()
+        _add_bias(self, bias_init, dtype)
 
     def _out_length(self, length, axis):
         if self.pad_mode == "same":
