@@ -152,7 +152,8 @@ def f_sp_softmax_all(x):
     return sp.softmax(x)
 
 
-@pytest.mark.skipif(sp is None, reason="SciPy is an optional extra: its functions map to primitives only where it is installed")
+@pytest.mark.skipif(sp is None, reason="SciPy is an optional extra: its functions map to "
+                                        "primitives only where it is installed")
 @pytest.mark.parametrize("fn", [f_sp_expit, f_sp_softmax, f_sp_softmax_all],
                          ids=lambda f: f.__name__)
 def test_scipy_mappings(fn):
