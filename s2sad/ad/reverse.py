@@ -499,13 +499,14 @@ class _Reverse:
         return n_out
 
 
-def reverse(func, wrt, sens=None, name=None, return_value=False):
+def reverse(func, wrt, sens=None, name=None, return_value=False, head_only=False):
     """The IR of ``func``'s gradient with respect to the Vars ``wrt``.
 
     ``sens`` mirrors ``func.result`` with Vars that become extra parameters;
     ``None`` means a sens of ones for every output leaf.  The new function
     returns the tuple of gradients (preceded by the forward value if
-    ``return_value``).
+    ``return_value``).  ``head_only``: only ``func.result[0]`` is
+    differentiated, the rest of the output (``has_aux``'s) is carried along.
     """
     R = _Reverse()
     b = R.b
@@ -517,7 +518,7 @@ def reverse(func, wrt, sens=None, name=None, return_value=False):
         R.active -= constant_shifts(body, func.result)
     adj = R.adjoints()
 
-    out_leaves = leaves(func.result)
+    out_leaves = leaves(func.result[0] if head_only else func.result)
     sens_leaves = leaves(sens) if sens is not None else [None] * len(out_leaves)
     check = A.CheckSens()
     for i, (out, s) in enumerate(zip(out_leaves, sens_leaves)):

@@ -12,6 +12,7 @@ import inspect
 import numpy as np
 
 from ..errors import CompileError
+from ..frontend.guards import read_path
 from ..nn.cell import Cell
 from ..tensor import Tensor
 
@@ -41,6 +42,37 @@ def wrap_out(value, tensor_in):
     if tensor_in and isinstance(value, (np.ndarray, np.generic)):
         return Tensor(np.asarray(value))
     return value
+
+
+def reads_tensors(specs, entry):
+    """Whether the eager call would return Tensors: a Tensor argument or a Tensor read (a
+    Parameter) makes every array it returns a Tensor, as the eager ops do."""
+
+    def has_tensor(spec):
+        return isinstance(spec, tuple) and (spec[:1] == ("tensor",) or
+                                            any(has_tensor(s) for s in spec[1:]))
+    return any(map(has_tensor, specs)) or any(isinstance(obj, Tensor)
+                                              for _, _, obj in entry.inputs.entries)
+
+
+def cell_with_effects(entry, root, fn):
+    """``(path, cell)`` of a Cell the program uses whose eager call does more than its
+    ``construct``, or None.
+
+    Such a Cell (``BatchNorm`` moving its running statistics in training,
+    any class overriding ``Cell.__call__``) keeps state compiled code does not
+    update: a compiled forward cannot stand for its eager call.
+    """
+    reads = [((), root)] if root is not None else []
+    for path in entry.guards.checks:
+        try:
+            reads.append((path, read_path(root, path, fn)))
+        except Exception:       # noqa: BLE001 -- a path that cannot be followed holds no Cell
+            continue
+    for path, value in reads:
+        if isinstance(value, Cell) and type(value).__call__ is not Cell.__call__:
+            return path, value
+    return None
 
 
 def raw(x):

@@ -9,6 +9,7 @@ import numpy as np
 
 from .. import driver as G
 from ..tensor import Tensor, _wrap as _tensor_of
+from .args import wrap_out
 from .inputs import check_grad_shape, wrap_like
 
 _ndarray = np.ndarray
@@ -28,11 +29,13 @@ class FastPath:
     __slots__ = ("types", "arrays_only", "flags", "generation", "entry", "which", "check")
 
     @staticmethod
-    def make(gf, args):
+    def make(gf, args, with_value=False):
+        """The path for ``gf`` called with ``args``, or None where it does not apply;
+        ``with_value``: the caller (``PackedFastPath``) takes ``(value, gradients)``."""
         entry = gf.last
         op = gf.grad_op
         if gf.root is not None or gf._weights or entry is None or entry.inputs.entries \
-                or op.get_by_list or len(args) <= op.sens_param:
+                or op.get_by_list or len(args) <= op.sens_param or gf.with_value != with_value:
             return None
         types = tuple(map(type, args))
         if any(t is not _ndarray and t is not Tensor for t in types):
@@ -84,15 +87,16 @@ class PackedFastPath:
     selected positions are fixed).
     """
 
-    __slots__ = ("inner", "nsel")
+    __slots__ = ("inner", "nsel", "with_value")
 
     @staticmethod
     def make(gf, sel, others):
-        inner = FastPath.make(gf, sel + others)
+        with_value = gf.with_value and not gf.last.eager_only
+        inner = FastPath.make(gf, sel + others, with_value)
         if inner is None:
             return None
         fast = PackedFastPath()
-        fast.inner, fast.nsel = inner, len(sel)
+        fast.inner, fast.nsel, fast.with_value = inner, len(sel), with_value
         return fast
 
     def matches(self, gf, sel, rest):
@@ -102,12 +106,15 @@ class PackedFastPath:
         entry = self.inner.entry
         gf.last = entry
         if self.inner.arrays_only:
-            grads = entry.fn(*sel, *others)
+            out = entry.fn(*sel, *others)
             like = _array_grad
         else:
-            grads = entry.fn(*_arrays_of(sel + others))
+            out = entry.fn(*_arrays_of(sel + others))
             like = _grad_like
-        return tuple(map(like, grads[:self.nsel], sel))
+        if self.with_value:
+            value, grads = out
+            return wrap_out(value, entry.tensor_out), tuple(map(like, grads[:self.nsel], sel))
+        return tuple(map(like, out[:self.nsel], sel))
 
 
 def _arrays_of(args):

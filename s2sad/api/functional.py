@@ -89,8 +89,9 @@ class _SelectedGrad(GradFunction):
         """A selected position called with a constant ``value`` raises (as eagerly)."""
         _constant_position(p, value)
 
-    def __init__(self, packed, weights, grad_op, positions, user_names=None, single=False):
-        GradFunction.__init__(self, packed, weights, grad_op)
+    def __init__(self, packed, weights, grad_op, positions, user_names=None, single=False,
+                 with_value=False, head_only=False):
+        GradFunction.__init__(self, packed, weights, grad_op, with_value, head_only)
         self.positions = positions
         self.single = single
         self.user_names = user_names
@@ -118,7 +119,8 @@ class _SelectedGrad(GradFunction):
         if all(constant) and self.weights is None and self.positions:
             # no gradient asked for is of a runtime value: MindSpore's ()
             warn_constants(self, sel_specs, self.positions, self.user_names)
-            return ((),) if self.single else ()     # ``select`` unwraps a single one
+            empty = ((),) if self.single else ()     # ``select`` unwraps a single one
+            return (self.eager_value((sel,) + rest), empty) if self.with_value else empty
         for p, a, c in zip(self.positions, sel, constant):
             if c:
                 _constant_position(p, a)
@@ -155,11 +157,18 @@ def _constant_position(p, a):
 
 
 def selected_grad_function(fn, has_aux, weights, positions, mode, sens_param=False,
-                            single=False):
+                            single=False, with_value=False):
+    """The gradient function ``grad``/``value_and_grad`` call with ``(selected, rest, layout)``.
+
+    ``with_value``: it returns ``(fn's whole output, gradients)`` from one run of
+    the forward, differentiating the first output only when ``has_aux``.
+    """
     op = GradOperation(get_all=(mode == "both"), get_by_list=(mode != "inputs"),
                        sens_param=sens_param)
-    return _SelectedGrad(packed_function(fn, has_aux), weights if mode != "inputs" else None, op,
-                         positions, user_param_names(fn), single)
+    packed = packed_function(fn, has_aux and not with_value)
+    return _SelectedGrad(packed, weights if mode != "inputs" else None, op, positions,
+                         user_param_names(fn), single, with_value,
+                         head_only=has_aux and with_value)
 
 
 def _mode(positions, weights):
@@ -277,25 +286,28 @@ def _make_grad(fn, positions, single, weights, has_aux, with_value):
     if not callable(fn):
         raise TypeError("'fn' must be a function or a Cell, but got %s" % type(fn).__name__)
     mode = _mode(positions, weights)
-    gf = selected_grad_function(fn, has_aux, weights, positions, mode, single=single)
+    if with_value or has_aux:
+        # one run of the forward gives the value (or the aux outputs) and the gradients
+        gf = selected_grad_function(fn, has_aux, weights, positions, mode, single=single,
+                                    with_value=True)
+    else:
+        gf = selected_grad_function(fn, has_aux, weights, positions, mode, single=single)
     aux_outputs = aux_outputs_of["value_and_grad" if with_value else "grad"]
 
     if with_value:
         def value_and_grad_fn(*args):
-            value = fn(*args)
+            rest, layout = arrangement(positions, len(args))
+            value, grads = gf(take_at(args, positions), take_at(args, rest), layout)
             if has_aux:
                 aux_outputs(value)
-            rest, layout = arrangement(positions, len(args))
-            grads = gf(take_at(args, positions), take_at(args, rest), layout)
             return value, select(grads, mode, single)
         return _inspectable(value_and_grad_fn, gf, positions)
 
     if has_aux:
         def grad_aux_fn(*args):
-            aux = aux_outputs(fn(*args))
             rest, layout = arrangement(positions, len(args))
-            grads = gf(take_at(args, positions), take_at(args, rest), layout)
-            return select(grads, mode, single), aux
+            value, grads = gf(take_at(args, positions), take_at(args, rest), layout)
+            return select(grads, mode, single), aux_outputs(value)
         return _inspectable(grad_aux_fn, gf, positions)
 
     def grad_fn(*args):

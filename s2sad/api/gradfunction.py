@@ -18,7 +18,8 @@ from ..errors import S2SADError
 from ..frontend import resolve
 from ..frontend.guards import FN, Same
 from .fastpath import FastPath
-from .args import unwrapped
+from ..runtime import rt_nn
+from .args import cell_with_effects, reads_tensors, unwrapped, wrap_out
 from .inputs import (UnfitInput, check_grad_shape, describe_input, name_input, refuse_complex,
                      regroup, warn_constants, wrap_like)
 from .weights import weight_paths, weights_list
@@ -81,10 +82,14 @@ class GradFunction:
         """Called inside differentiated code: the frontend stages it (higher order)."""
         return stage_gradient(builder, self, args, kwargs, loc, path)
 
-    def __init__(self, fn, weights, grad_op):
+    def __init__(self, fn, weights, grad_op, with_value=False, head_only=False):
         from ..nn.cell import Cell
         self.target = fn
         self.grad_op = grad_op
+        # ``(value, gradients)`` from one run of the forward (``value_and_grad``,
+        # training steps); ``head_only``: differentiate ``value[0]`` (``has_aux``)
+        self.with_value = with_value
+        self.head_only = head_only
         self.weights = weights
         self._weights, self._weights_kind = weights_list(weights)
         if isinstance(fn, GradFunction):
@@ -184,13 +189,18 @@ class GradFunction:
         key = (self.fn_key, type(self.root) if self.root is not None else None, specs,
                sens_spec, which, paths,
                tuple(id(w) for w, p in zip(self._weights, paths) if p is None),
-               self._order is not None and G.current_options().taylor)
+               self._order is not None and G.current_options().taylor,
+               self.with_value, self.head_only)
         entry = G.cache.get(key, self.root, self.fn)
         if entry is None:
             with G.cache.lock():
                 entry = G.cache.get(key, self.root, self.fn)
                 if entry is None:
                     entry = self._compile(inputs, sens, specs, sens_spec, paths, which)
+                    if self.with_value:
+                        entry.tensor_out = reads_tensors(specs, entry)
+                        entry.eager_only = cell_with_effects(entry, self.root,
+                                                             self.fn) is not None
                     # recompiles are counted per function object and flags (a factory's
                     # closures, another GradOperation, are other functions)
                     family = (id(self.fn), self.grad_op.sens_param) + key[1:2] + key[4:]
@@ -200,13 +210,14 @@ class GradFunction:
 
     def _compile(self, inputs, sens, specs, sens_spec, paths, which):
         """A new ``Compiled``: in Taylor mode for a chain of plain gradients when it applies."""
-        if self._order is not None and G.current_options().taylor:
+        if self._order is not None and G.current_options().taylor and not self.with_value:
             entry = G.compile_nested(self._base.fn, None, inputs, specs, self._order,
                                      origin=self._base_origin)
             if entry is not None:
                 return entry
         return G.compile_grad(self.fn, self.root, inputs, specs, self._weights, paths,
-                              sens_spec=sens_spec, sens_value=sens, inputs=which)
+                              sens_spec=sens_spec, sens_value=sens, inputs=which,
+                              return_value=self.with_value, head_only=self.head_only)
 
     def _paths(self):
         """The weights' attribute paths in the Cell, searched again only when they moved.
@@ -280,7 +291,8 @@ class GradFunction:
         if sens is not None:
             refuse_complex([sens])
         if not self.grad_op.get_by_list and self._check_constants(inputs, specs):
-            return ()       # no input gets a gradient: nothing to compile
+            # no input gets a gradient: nothing to compile
+            return (self.eager_value(inputs), ()) if self.with_value else ()
         entry, specs = self._compiled(inputs, sens, specs, sens_spec)
         self.last = entry
         # plain arrays (the common case) are their own runtime leaves: nothing to walk
@@ -288,7 +300,36 @@ class GradFunction:
         flat = inputs if arrays else G.flatten_runtime(inputs, specs)
         extra = entry.inputs.read(self.root, self.fn) if entry.inputs.entries else ()
         sens_flat = G.flatten_runtime([sens], [sens_spec]) if self.grad_op.sens_param else ()
-        grads = entry.fn(*flat, *extra, *sens_flat)
+        if not self.with_value:
+            return self._gradients(entry, inputs, specs, arrays,
+                                   entry.fn(*flat, *extra, *sens_flat))
+        if entry.eager_only:
+            value = self.eager_value(inputs, rewind=True)
+            grads = entry.fn(*flat, *extra, *sens_flat)[1]
+        else:
+            value, grads = entry.fn(*flat, *extra, *sens_flat)
+            value = wrap_out(value, entry.tensor_out)
+        return value, self._gradients(entry, inputs, specs, arrays, grads)
+
+    def eager_value(self, inputs, rewind=False):
+        """The differentiated function's output, run eagerly (its Cells' effects included).
+
+        ``rewind``: the random generator is put back afterwards, so the compiled
+        gradient run next draws the same Dropout masks as this forward did.
+        """
+        state = rt_nn._generator.bit_generator.state if rewind else None
+        if self.root is None:
+            value = self.fn(*inputs)
+        elif self.fn is type(self.root).construct:
+            value = self.root(*inputs)      # ``Cell.__call__``: BatchNorm's statistics move
+        else:
+            value = self.fn(self.root, *inputs)
+        if rewind:
+            rt_nn._generator.bit_generator.state = state
+        return value
+
+    def _gradients(self, entry, inputs, specs, arrays, grads):
+        """The compiled adjoint's flat gradients shaped as the call returns them."""
         n_in = entry.n_flat
         which = self._which_inputs()
         if arrays and which != "none":

@@ -28,10 +28,9 @@ from .. import tracebacks
 from ..compat import signature
 from ..errors import S2SADError
 from ..frontend.calls import _owner, _step
-from ..frontend.guards import describe, read_path
+from ..frontend.guards import describe
 from ..nn.cell import Cell
-from ..tensor import Tensor
-from .args import wrap_out
+from .args import cell_with_effects, reads_tensors, wrap_out
 from .gradfunction import fn_key
 
 _forward_cache = G.register_cache(G.GradCache("compiled forward"))
@@ -126,7 +125,7 @@ class JitFunction:
                 entry = _forward_cache.get(key, root, self.fn)
                 if entry is None:
                     entry = G.compile_forward(self.fn, root, args, specs)
-                    entry.tensor_out = _reads_tensors(specs, entry)
+                    entry.tensor_out = reads_tensors(specs, entry)
                     entry.eager_only = _eager_only(entry, root, self.fn)
                     _forward_cache.put(key, entry, specs, family=(id(self.fn), key[1]),
                                        fn=self.fn, root=root)
@@ -150,40 +149,21 @@ class JitFunction:
         return "<s2sad.jit of %s>" % self.fn.__qualname__
 
 
-def _reads_tensors(specs, entry):
-    """Whether the eager call would return Tensors: a Tensor argument or a Tensor read (a
-    Parameter) makes every array it returns a Tensor, as the eager ops do."""
-
-    def has_tensor(spec):
-        return isinstance(spec, tuple) and (spec[:1] == ("tensor",) or
-                                            any(has_tensor(s) for s in spec[1:]))
-    return any(map(has_tensor, specs)) or any(isinstance(obj, Tensor)
-                                              for _, _, obj in entry.inputs.entries)
-
-
 def _eager_only(entry, root, fn):
-    """Whether the program uses a Cell whose eager call does more than its ``construct``.
-
-    Such a Cell (``BatchNorm`` moving its running statistics in training,
-    any class overriding ``Cell.__call__``) keeps state compiled code does not
-    update, so the call runs eagerly, with a warning when the entry is made.
-    """
-    reads = [((), root)] if root is not None else []
-    for path in entry.guards.checks:
-        try:
-            reads.append((path, read_path(root, path, fn)))
-        except Exception:       # noqa: BLE001 -- a path that cannot be followed holds no Cell
-            continue
-    for path, value in reads:
-        if isinstance(value, Cell) and type(value).__call__ is not Cell.__call__:
-            warnings.warn(
-                "s2sad.jit: %s uses %s (%s), whose eager call does more than its construct "
-                "(e.g. BatchNorm updating its running statistics), which compiled code would "
-                "not do; %s runs eagerly" % (fn.__qualname__, type(value).__name__,
-                                             describe(path), fn.__qualname__),
-                JitEagerWarning, stacklevel=5)
-            return True
-    return False
+    """Whether the program uses a Cell whose eager call does more than its ``construct``
+    (``args.cell_with_effects``): the call then runs eagerly, with a warning when the
+    entry is made."""
+    found = cell_with_effects(entry, root, fn)
+    if found is None:
+        return False
+    path, value = found
+    warnings.warn(
+        "s2sad.jit: %s uses %s (%s), whose eager call does more than its construct "
+        "(e.g. BatchNorm updating its running statistics), which compiled code would "
+        "not do; %s runs eagerly" % (fn.__qualname__, type(value).__name__,
+                                     describe(path), fn.__qualname__),
+        JitEagerWarning, stacklevel=5)
+    return True
 
 
 class JitEagerWarning(UserWarning):

@@ -16,6 +16,7 @@ import types
 import weakref
 
 from ..compat import signature
+from ..driver.specs import AUX_STRUCTURE
 from ..runtime import constexpr
 from ..nn.cell import Cell
 from .args import check_aux_output
@@ -64,8 +65,7 @@ def _merge(sel, rest, layout):
 @constexpr
 def _require_aux(n_aux):
     if n_aux < 1:
-        raise ValueError("when 'has_aux' is True, 'fn' must return a tuple (output, aux, ...) "
-                         "of at least two items, but it returned one")
+        raise ValueError(AUX_STRUCTURE)
     return n_aux
 
 

@@ -21,6 +21,7 @@ from ..frontend.guards import FN
 from ..opt import pipeline
 from ..opt.pipeline import current as current_options
 from ..saved_graphs import saving_graphs
+from .specs import check_aux_structure
 from .tracing import trace, display_path
 
 
@@ -108,20 +109,26 @@ def _without_gc(compile_fn):
 
 @_without_gc
 def compile_grad(fn, root, args, specs, weights, weight_paths, sens_spec=None,
-                 sens_value=None, return_value=False, inputs="all"):
+                 sens_value=None, return_value=False, inputs="all", head_only=False):
     """Trace, differentiate in reverse mode, simplify and compile.
 
     ``inputs`` says which inputs get gradients: ``"all"``, ``"first"`` (the
     first argument that has runtime leaves) or ``"none"`` -- only what the
-    caller will return is computed.
+    caller will return is computed.  ``return_value``: the compiled function
+    returns ``(value, gradients)``, the forward run once for both;
+    ``head_only``: the output is ``(objective, aux...)`` and only the
+    objective is differentiated (``has_aux``).
     """
     t = trace(fn, root, args, specs, weights, weight_paths)
+    if head_only:
+        check_aux_structure(t.result)
     sens = None
     if sens_spec is not None:
         sens = _sens_structure(t.result, sens_spec, sens_value, t.info)
     wrt_inputs = select_inputs(t.abstract, inputs)
     ir = reverse(t.forward, wrt_inputs + t.weight_vars, sens=sens,
-                 name=t.qualname + "_grad" * (t.gradients + 1), return_value=return_value)
+                 name=t.qualname + "_grad" * (t.gradients + 1), return_value=return_value,
+                 head_only=head_only)
     return _finish(ir, t, "s2sad: " + _gradients_of("gradient", t), n_flat=len(wrt_inputs),
                    weights=list(weights))
 

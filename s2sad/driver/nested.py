@@ -18,6 +18,7 @@ from ..frontend.values import is_const, const_value
 from ..opt import pipeline
 from ..ad.reverse import reverse
 from ..ad.forward import forward
+from .specs import check_aux_structure
 
 
 def stage_gradient(b, gf, args, kwargs, loc, gf_path=None):
@@ -80,9 +81,19 @@ def stage_gradient(b, gf, args, kwargs, loc, gf_path=None):
         wrt_in = []
     weights = [b.inputs.var_for(w, resolve.path_in(b.root, w)) for w in gf._weights]
     fwd = Func("inner", [], body, result, loc)
-    grad = pipeline.run(pipeline.SIMPLIFY, reverse(fwd, wrt_in + weights, sens=sens))
+    if gf.head_only:
+        check_aux_structure(result)
+    grad = pipeline.run(pipeline.SIMPLIFY, reverse(fwd, wrt_in + weights, sens=sens,
+                                                   return_value=gf.with_value,
+                                                   head_only=gf.head_only))
     b.ops.extend(grad.body)
-    grads = list(grad.result)
+    shaped = _shaped(gf, inner, groups, wrt_in, which, list(grad.result[1] if gf.with_value
+                                                             else grad.result))
+    return (grad.result[0], shaped) if gf.with_value else shaped
+
+
+def _shaped(gf, inner, groups, wrt_in, which, grads):
+    """The staged gradients as the eager call of ``gf`` returns them."""
     it = iter(grads[:len(wrt_in)])
     per_arg = []
     for a, g in zip(inner, groups):

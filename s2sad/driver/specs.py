@@ -144,3 +144,13 @@ def _flatten_into(out, value, spec):
     elif kind in ("tuple", "list"):
         for v, s in zip(value, spec[1:]):
             _flatten_into(out, v, s)
+
+
+AUX_STRUCTURE = ("when 'has_aux' is True, 'fn' must return a tuple (output, aux, ...) of at "
+                 "least two items, but it returned one")
+
+
+def check_aux_structure(result):
+    """A ``has_aux`` function returns a tuple ``(objective, aux, ...)`` of two items or more."""
+    if not isinstance(result, tuple) or len(result) < 2:
+        raise ValueError(AUX_STRUCTURE)

@@ -61,11 +61,16 @@ class TrainOneStepCell(Cell):
     - ``sens``: the gradient of the loss fed to the adjoint (1.0 gives the
       plain gradient; a loss scale multiplies it).
 
-    Each call first runs ``network`` eagerly (this returns the loss and lets
-    layers such as BatchNorm update their running statistics), then the
-    compiled gradient, which replays the same Dropout masks: the random
+    With ``sens=1.0`` (the default) each call runs the forward once: the
+    compiled gradient returns the loss with the gradients
+    (``value_and_grad(network, None, weights)``).  When ``network`` holds a
+    Cell whose eager call does more than its ``construct`` (BatchNorm moving
+    its running statistics), or ``sens`` is another value (a loss scale seeds
+    the adjoint, so intermediate gradients are scaled as MindSpore's are), the
+    forward runs eagerly first and then inside the compiled gradient
+    ``self.grad_fn``, which replays the same Dropout masks: the random
     generator is rewound between the two, so the gradient is the gradient of
-    the loss returned.  ``self.grad_fn`` is the gradient function used.
+    the loss returned.
     """
 
     def __init__(self, network, optimizer, sens=1.0):
@@ -77,6 +82,7 @@ class TrainOneStepCell(Cell):
         self.grad = ops.GradOperation(get_by_list=True, sens_param=True)
         self.grad_fn = self.grad(self.network, self.weights)
         self.sens = sens
+        self._value_and_grads = api.value_and_grad(self.network, None, self.weights)
 
     def construct(self, *inputs):
         loss, grads = self._loss_and_grads(inputs)
@@ -85,6 +91,8 @@ class TrainOneStepCell(Cell):
 
     def _loss_and_grads(self, inputs):
         """(loss, gradients) of one batch, with a sens of ``self.sens``; nothing updated."""
+        if isinstance(self.sens, (int, float)) and self.sens == 1.0:
+            return self._value_and_grads(*inputs)
         rng_state = rt_nn._generator.bit_generator.state
         loss = self.network(*inputs)
         sens = _fill_like(loss, self.sens)

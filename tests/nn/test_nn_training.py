@@ -11,6 +11,7 @@ from s2sad import nn, ops, Tensor
 from s2sad.runtime import rt_nn
 
 from test_nn_layers import check_cell, param_numeric_grad, t64, to_float64
+from gradcheck import numeric_grad
 
 
 # --------------------------------------------------------------- containers
@@ -282,3 +283,73 @@ def test_custom_bprop_of_a_sub_cell_is_used():
 
     x = Tensor(np.array([1.0, 2.0]))
     np.testing.assert_array_equal(ops.GradOperation()(Outer())(x).asnumpy(), [10.0, 10.0])
+
+
+# ------------------------------------------------------ one forward per step
+class _PrintingLoss(nn.Cell):
+    """A loss whose forward prints once per run: the printed lines count the runs."""
+
+    def __init__(self, net):
+        super().__init__()
+        self.net = net
+        self.loss = nn.MSELoss()
+
+    def construct(self, x, y):
+        print("forward ran")
+        return self.loss(self.net(x), y)
+
+
+def test_train_one_step_cell_runs_the_forward_once(capsys):
+    s2sad.set_seed(42)
+    loss_net = to_float64(_PrintingLoss(nn.Dense(4, 3)))
+    x, y = t64((5, 4), 43), t64((5, 3), 44)
+    params = loss_net.trainable_params()
+    capsys.readouterr()
+    expected_loss = float(loss_net(x, y).asnumpy())
+    expected = [param_numeric_grad(lambda: float(loss_net(x, y).asnumpy()), p) for p in params]
+    capsys.readouterr()
+    opt = RecordingSGD(params, learning_rate=0.0)
+    step = nn.TrainOneStepCell(loss_net, opt)
+    for _ in range(2):          # the first call compiles, the second takes the cached entry
+        loss = step(x, y)
+        assert capsys.readouterr().out.count("forward ran") == 1
+        assert isinstance(loss, Tensor) and loss.shape == ()
+        assert float(loss.asnumpy()) == pytest.approx(expected_loss, rel=1e-12)
+        for g, e in zip(opt.seen, expected):
+            np.testing.assert_allclose(g, e, rtol=1e-6, atol=1e-8)
+
+
+def test_value_and_grad_and_has_aux_run_the_forward_once(capsys):
+    def loss_and_aux(w, x):
+        print("forward ran")
+        h = np.tanh(x @ w)
+        return np.sum(h * h), h
+
+    w, x = np.linspace(-1, 1, 6).reshape(3, 2), np.linspace(0.5, -0.5, 12).reshape(4, 3)
+    expected = numeric_grad(lambda w_: float(loss_and_aux(w_, x)[0]), (w,), 0)
+    capsys.readouterr()
+    for api in ("value_and_grad", "grad"):
+        fn = getattr(s2sad, api)(loss_and_aux, has_aux=True)
+        for _ in range(2):
+            out = fn(w, x)
+            assert capsys.readouterr().out.count("forward ran") == 1, api
+            if api == "value_and_grad":
+                (value, h), g = out
+                assert value == pytest.approx(np.sum(np.tanh(x @ w) ** 2), rel=1e-12)
+            else:
+                g, (h,) = out
+            np.testing.assert_allclose(h, np.tanh(x @ w), rtol=1e-12)
+            np.testing.assert_allclose(g, expected, rtol=1e-6, atol=1e-8)
+
+
+def test_value_and_grad_with_a_batchnorm_moves_its_statistics_once():
+    s2sad.set_seed(45)
+    bn = nn.BatchNorm1d(4)
+    net = to_float64(nn.SequentialCell([nn.Dense(3, 4), bn]))
+    net.set_train()
+    x = t64((8, 3), 46)
+    hidden = net[0](x).asnumpy()
+    value, grads = s2sad.value_and_grad(lambda v: ops.sum(net(v) ** 2), None,
+                                        net.trainable_params())(x)
+    np.testing.assert_allclose(bn.moving_mean.asnumpy(), 0.1 * hidden.mean(axis=0), rtol=1e-10)
+    assert len(grads) == len(net.trainable_params())
