@@ -140,7 +140,7 @@ def main(argv=None):
     print("training time = %.1f s" % elapsed)
     if args.show_source:
         print()
-        print(s2sad.get_source(train_step.grad_fn))
+        print(s2sad.get_source(train_step.value_and_grad_fn))
     return 0
 
 

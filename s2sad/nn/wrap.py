@@ -70,7 +70,8 @@ class TrainOneStepCell(Cell):
     forward runs eagerly first and then inside the compiled gradient
     ``self.grad_fn``, which replays the same Dropout masks: the random
     generator is rewound between the two, so the gradient is the gradient of
-    the loss returned.
+    the loss returned.  ``self.value_and_grad_fn`` and ``self.grad_fn`` are
+    the gradient functions of the two paths.
     """
 
     def __init__(self, network, optimizer, sens=1.0):
@@ -82,7 +83,7 @@ class TrainOneStepCell(Cell):
         self.grad = ops.GradOperation(get_by_list=True, sens_param=True)
         self.grad_fn = self.grad(self.network, self.weights)
         self.sens = sens
-        self._value_and_grads = api.value_and_grad(self.network, None, self.weights)
+        self.value_and_grad_fn = api.value_and_grad(self.network, None, self.weights)
 
     def construct(self, *inputs):
         loss, grads = self._loss_and_grads(inputs)
@@ -92,7 +93,7 @@ class TrainOneStepCell(Cell):
     def _loss_and_grads(self, inputs):
         """(loss, gradients) of one batch, with a sens of ``self.sens``; nothing updated."""
         if isinstance(self.sens, (int, float)) and self.sens == 1.0:
-            return self._value_and_grads(*inputs)
+            return self.value_and_grad_fn(*inputs)
         rng_state = rt_nn._generator.bit_generator.state
         loss = self.network(*inputs)
         sens = _fill_like(loss, self.sens)
