@@ -19,7 +19,6 @@ output depends only on the code, so it is byte-for-byte reproducible.
     python tools/gen_primitives_doc.py --check    # exit 1 if it is out of date
     python tools/gen_primitives_doc.py --stdout   # print instead of writing
 """
-import argparse
 import inspect
 import os
 import sys
@@ -28,6 +27,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
+from docgen import write_or_check  # noqa: E402
 from s2sad.ir import control  # noqa: E402
 from s2sad.ops._grad import bprop_getters, jvp_getters  # noqa: E402
 from s2sad.ops import operations  # noqa: E402
@@ -243,30 +243,7 @@ def _anchor(title):
 
 # ----------------------------------------------------------------------- main
 def main(argv=None):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--check", action="store_true",
-                        help="exit 1 if the file on disk differs from what would be written")
-    parser.add_argument("--stdout", action="store_true", help="print instead of writing")
-    parser.add_argument("--output", default=DOC_PATH, help="where to write (default %(default)s)")
-    args = parser.parse_args(argv)
-    text = render()
-    if args.stdout:
-        sys.stdout.write(text)
-        return 0
-    if args.check:
-        try:
-            with open(args.output, encoding="utf-8") as f:
-                current = f.read()
-        except FileNotFoundError:
-            current = None
-        if current != text:
-            sys.stderr.write("%s is out of date: run `%s` and commit the result\n"
-                             % (os.path.relpath(args.output, ROOT), COMMAND))
-            return 1
-        return 0
-    with open(args.output, "w", encoding="utf-8", newline="\n") as f:
-        f.write(text)
-    return 0
+    return write_or_check(render, DOC_PATH, COMMAND, __doc__.split("\n\n")[0], argv)
 
 
 if __name__ == "__main__":

@@ -283,6 +283,11 @@ def with_shape_input(prim, *consts):
     return f_with_shape_input
 
 
+def f_fill(x):
+    """``np.full`` with a traced fill value broadcast along a new axis."""
+    return wiggle(P.Fill()(mstype.float64, (2, 3), x))
+
+
 GATHER_IDX = np.array([[0, 2], [3, 3]])        # a repeated index: adjoints add up
 ND_IDX = np.array([[0, 1], [2, 3], [0, 1]])
 ROW_IDX = np.array([[2], [0]])
@@ -428,6 +433,7 @@ ARRAY = [
     Case("MoveAxis", structural(P.MoveAxis(0, -1)), [normal((2, 3, 4), 107)]),
     Case("ReverseV2", structural(P.ReverseV2((0, 2))), [normal((2, 3, 2), 108)]),
     Case("BroadcastTo", structural(P.BroadcastTo((2, 3, 4))), [normal((3, 1), 109)]),
+    Case("Fill", f_fill, [normal((3,), 133)]),
     Case("Tile", structural(P.Tile(), (2, 1)), [normal((2, 3), 110)]),
     Case("Tile", structural(P.Tile(), (2, 2)), [normal((3,), 110)], "grow"),
     Case("TileGrad", with_shape_input(P.TileGrad(), (2, 1)),

@@ -228,6 +228,23 @@ def get_bprop_broadcast_to(self):
     return bprop
 
 
+@bprop_getters.register(A.Fill)
+def get_bprop_fill(self):
+    def bprop(type_, shape, value, out, dout):
+        return (zeros_like(type_), zeros_like(shape),
+                cast_like(unbroadcast(dout, value), value))
+    return bprop
+
+
+@jvp_getters.register(A.Fill)
+def get_jvp_fill(self):
+    def jvp(type_, shape, value, out, ttype, tshape, tvalue):
+        if tvalue is None:
+            return None
+        return self(type_, shape, tvalue)
+    return jvp
+
+
 @bprop_getters.register(A.Tile)
 def get_bprop_tile(self):
     def bprop(x, multiples, out, dout):

@@ -521,7 +521,14 @@ class _Creation(Primitive):
 
 
 class Fill(_Creation):
-    """An array of ``shape`` filled with ``value``, of dtype ``type`` (inputs; no gradient)."""
+    """An array of ``shape`` filled with ``value``, of dtype ``type`` (inputs).
+
+    Differentiable in ``value`` (``np.full(shape, x)`` with a traced ``x``):
+    every element is a copy of it (or of its broadcast elements).
+    """
+    differentiable = True
+    linearity = "linear"
+    formula = "dvalue = sum of dout over the copies (unbroadcast), in value's dtype"
 
     def emit(self, type_, shape, value):
         return "rt.array_fill(%s, %s, %s)" % (type_, shape, value)

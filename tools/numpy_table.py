@@ -1,0 +1,229 @@
+"""The NumPy functions s2sad differentiates, each checked in every mode.
+
+``docs/primitives.md`` lists every NumPy (and ``scipy.special``) function
+the frontend maps to primitives (``s2sad.ops.function.NUMPY``).  Each row is
+the result of running the function here, not a claim: a small program
+``sum(sin(f(x, ...)))`` (or the case below) is differentiated
+
+- in reverse mode (``s2sad.grad`` with respect to every array argument),
+- in forward mode (``s2sad.jvp`` along a random direction),
+- to second order (reverse over reverse: the gradient of ``grad(f) . v``),
+
+and each result is compared with float64 central differences of the
+function run eagerly by NumPy.  A cell says ``yes`` when they agree,
+``refused`` when s2sad raises (the message names what is missing) and
+``WRONG`` when a value disagrees; ``tests/docs/test_primitives_doc.py``
+fails on any ``WRONG`` and when the page is out of date, so a row is only
+ever what the code does.
+"""
+import numpy as np
+
+import s2sad
+from s2sad.errors import S2SADError
+from s2sad.ops.function import NUMPY, SCIPY_SPECIAL
+
+RTOL, ATOL, EPS = 1e-5, 1e-7, 1e-6
+
+
+def _rng(seed):
+    return np.random.default_rng(seed)
+
+
+def _square(seed=0, n=3):
+    """A well-conditioned, positive matrix (inverses, determinants, logs all defined)."""
+    r = _rng(seed)
+    return np.eye(n) * 2.0 + r.uniform(0.1, 0.5, (n, n))
+
+
+def _vector(seed=1, n=4):
+    return _rng(seed).uniform(0.2, 0.9, n)
+
+
+#: functions whose output carries no gradient by nature: (reason, example call)
+NO_GRADIENT = {
+    "np.logical_and": "a boolean result", "np.logical_or": "a boolean result",
+    "np.logical_not": "a boolean result", "np.bitwise_and": "an integer operation",
+    "np.bitwise_or": "an integer operation", "np.bitwise_xor": "an integer operation",
+    "np.invert": "an integer operation", "np.shape": "a shape", "np.size": "a size",
+    "np.ndim": "a rank", "np.zeros": "a constant array", "np.ones": "a constant array",
+    "np.eye": "a constant array", "np.arange": "a constant range",
+    "np.zeros_like": "a constant array (only the shape is read)",
+    "np.ones_like": "a constant array (only the shape is read)",
+}
+
+#: name -> (function of the differentiated arrays, the arrays); the default is
+#: the function applied to one square matrix, or to two when it takes two
+CASES = {
+    "np.arcsin": (lambda x: np.arcsin(x), (_vector(2) - 0.5,)),
+    "np.arccos": (lambda x: np.arccos(x), (_vector(3) - 0.5,)),
+    "np.arctanh": (lambda x: np.arctanh(x), (_vector(4) - 0.5,)),
+    "np.arccosh": (lambda x: np.arccosh(x), (_vector(5) + 1.5,)),
+    "np.round": (lambda x: np.round(x, 1), (_vector(6),)),
+    "np.floor_divide": (lambda x, y: np.floor_divide(x, y), (_vector(7) * 5, _vector(8))),
+    "np.mod": (lambda x, y: np.mod(x, y), (_vector(9) * 5, _vector(10))),
+    "np.power": (lambda x, y: np.power(x, y), (_vector(11) + 0.5, _vector(12))),
+    "np.cumsum": (lambda x: np.cumsum(x, axis=1), (_square(13),)),
+    "np.tensordot": (lambda x, y: np.tensordot(x, y, axes=1), (_square(14), _square(15))),
+    "np.linalg.norm": (lambda x: np.linalg.norm(x), (_square(16),)),
+    "np.reshape": (lambda x: np.reshape(x, (9,)), (_square(17),)),
+    "np.transpose": (lambda x: np.transpose(x), (_square(18),)),
+    "np.expand_dims": (lambda x: np.expand_dims(x, 0), (_square(19),)),
+    "np.squeeze": (lambda x: np.squeeze(x[None]), (_square(20),)),
+    "np.concatenate": (lambda x, y: np.concatenate([x, y], axis=1), (_square(21), _square(22))),
+    "np.stack": (lambda x, y: np.stack([x, y]), (_square(23), _square(24))),
+    "np.hstack": (lambda x, y: np.hstack([x, y]), (_square(25), _square(26))),
+    "np.vstack": (lambda x, y: np.vstack([x, y]), (_square(27), _square(28))),
+    "np.split": (lambda x: np.split(x, 3)[1], (_square(29),)),
+    "np.tile": (lambda x: np.tile(x, (2, 1)), (_square(30),)),
+    "np.broadcast_to": (lambda x: np.broadcast_to(x, (2, 4)), (_vector(31),)),
+    "np.where": (lambda x, y: np.where(x > 1.0, x, y), (_square(32), _square(33))),
+    "np.take": (lambda x: np.take(x, [2, 0, 2]), (_vector(34),)),
+    "np.flip": (lambda x: np.flip(x, 0), (_square(35),)),
+    "np.pad": (lambda x: np.pad(x, 1), (_square(36),)),
+    "np.swapaxes": (lambda x: np.swapaxes(x, 0, 1), (_square(37),)),
+    "np.moveaxis": (lambda x: np.moveaxis(x, 0, 1), (_square(38),)),
+    "np.repeat": (lambda x: np.repeat(x, 2), (_vector(39),)),
+    "np.full": (lambda x: np.full((2, 3), x), (np.float64(0.7),)),
+    "np.clip": (lambda x: np.clip(x, 2.2, 2.4), (_square(40),)),
+}
+
+
+def _names():
+    """``{function: [names]}`` for NumPy's namespaces (``np.abs`` is ``np.absolute``)."""
+    found = {}
+    for module, prefix in ((np, "np"), (np.linalg, "np.linalg"), (np.fft, "np.fft"),
+                           (np.lib.stride_tricks, "np.lib.stride_tricks")):
+        for attr in sorted(dir(module)):
+            if attr.startswith("_"):
+                continue
+            value = getattr(module, attr, None)
+            try:
+                found.setdefault(value, [])
+            except TypeError:
+                continue
+            found[value].append("%s.%s" % (prefix, attr))
+    return found
+
+
+def _scipy_special():
+    try:
+        import scipy.special as special
+    except ImportError:
+        return {}
+    return {getattr(special, name): ["scipy.special." + name] for name in SCIPY_SPECIAL
+            if hasattr(special, name)}
+
+
+def entries():
+    """``[(names, function)]``: every mapped function once, NumPy's first, by name."""
+    names = _names()
+    rows = []
+    for fn in NUMPY:
+        rows.append((sorted(names.get(fn) or ["np." + getattr(fn, "__name__", "?")]), fn))
+    for fn, fn_names in _scipy_special().items():
+        rows.append((fn_names, fn))
+    return sorted(rows, key=lambda row: row[0][0])
+
+
+def _default_case(fn):
+    """``fn`` on one matrix, or on two when it needs two arguments."""
+    for args in ((_square(50),), (_square(51), _square(52))):
+        try:
+            with np.errstate(all="ignore"):
+                fn(*args)
+        except (TypeError, ValueError):
+            continue
+        return (lambda *a: fn(*a)), args
+    return None
+
+
+def case_for(names, fn):
+    """(program, arrays) for the function, or None when none can be made."""
+    for name in names:
+        if name in CASES:
+            return CASES[name]
+    return _default_case(fn)
+
+
+# ------------------------------------------------------------------ checks
+def _objective(f):
+    def objective(*args):
+        return np.sum(np.sin(f(*args)))
+    return objective
+
+
+def _numeric_grad(fn, args, i):
+    args = [np.array(a, dtype=np.float64) for a in args]
+    g = np.zeros_like(args[i])
+    flat = args[i].reshape(-1)
+    for k in range(flat.size):
+        old = flat[k]
+        flat[k] = old + EPS
+        up = float(fn(*args))
+        flat[k] = old - EPS
+        down = float(fn(*args))
+        flat[k] = old
+        g.reshape(-1)[k] = (up - down) / (2 * EPS)
+    return g
+
+
+def _close(a, b):
+    return np.allclose(np.asarray(a, np.float64), np.asarray(b, np.float64), rtol=RTOL,
+                       atol=ATOL)
+
+
+def _attempt(check):
+    """``"yes"``, ``"refused"`` or ``"WRONG"`` for one mode."""
+    try:
+        ok = check()
+    except (S2SADError, TypeError, ValueError, NotImplementedError, IndexError,
+            AttributeError):
+        return "refused"
+    return "yes" if ok else "WRONG"
+
+
+def check_modes(program, arrays):
+    """``(reverse, forward, order 2)`` statuses of ``program`` at ``arrays``."""
+    objective = _objective(program)
+    arrays = tuple(np.array(a, dtype=np.float64) for a in arrays)
+    n = len(arrays)
+    expected = [_numeric_grad(objective, arrays, i) for i in range(n)]
+    r = _rng(99)
+    tangents = tuple(r.standard_normal(np.shape(a)) for a in arrays)
+
+    def reverse():
+        grads = s2sad.grad(objective, tuple(range(n)))(*arrays)
+        return all(_close(g, e) for g, e in zip(grads, expected))
+
+    def forward():
+        _, t_out = s2sad.jvp(objective, arrays, tangents)
+        return _close(t_out, sum(np.sum(e * t) for e, t in zip(expected, tangents)))
+
+    def second():
+        v, w = tangents[0], r.standard_normal(np.shape(arrays[0]))
+        first = s2sad.grad(objective)
+
+        def directional(*a):
+            return np.sum(first(*a) * v)
+        hv = s2sad.grad(directional)(*arrays)
+        fd = _numeric_grad(lambda *a: np.sum(first(*a) * v), arrays, 0)
+        return _close(np.sum(hv * w), np.sum(fd * w))
+
+    return _attempt(reverse), _attempt(forward), _attempt(second)
+
+
+def rows():
+    """``[(names, reverse, forward, order 2, note)]`` for every mapped function."""
+    out = []
+    for names, fn in entries():
+        reason = next((NO_GRADIENT[n] for n in names if n in NO_GRADIENT), None)
+        if reason is not None:
+            out.append((names, "—", "—", "—", "no gradient: " + reason))
+            continue
+        case = case_for(names, fn)
+        if case is None:
+            out.append((names, "—", "—", "—", "no example call"))
+            continue
+        with np.errstate(all="ignore"):
+            out.append((names,) + check_modes(*case) + ("",))
+    return out
