@@ -162,16 +162,17 @@ class Calls:
                 kwargs[kw.arg] = self.eval(kw.value, scope)
         return self.call(func, args, kwargs, scope.info.loc(node))
 
-    def keyword_arguments(self, node, scope):
-        """The abstract values passed by ``**node``: a wrapper's ``**kwargs`` or a known dict."""
+    def keyword_arguments(self, node, scope, what="a call"):
+        """The abstract values passed by ``**node``: a wrapper's ``**kwargs``, a dict
+        display or a known dict."""
         value = self.eval(node, scope)
         if isinstance(value, Const) and isinstance(value.value, dict) and \
                 all(isinstance(k, str) for k in value.value):
             return {k: self.lift(v) for k, v in value.value.items()}
         if isinstance(value, dict):
             return value
-        raise CompileError("**%s in a call needs a dict of keyword arguments known while "
-                           "compiling" % describe_node(node), scope.info.loc(node))
+        raise CompileError("**%s in %s needs a dict with keys known while compiling"
+                           % (describe_node(node), what), scope.info.loc(node))
 
     def callee(self, func, scope):
         """The abstract value called by a call whose function is the expression ``func``.
@@ -203,6 +204,8 @@ class Calls:
             return self.call_closure(func, list(args), dict(kwargs), loc)
         if isinstance(func, tuple) and len(func) == 3 and func[0] == "list-method":
             return self.list_method(func[1], func[2], args, loc)
+        if isinstance(func, tuple) and len(func) == 3 and func[0] == "dict-method":
+            return self.dict_method(func[1], func[2], args, loc)
         if isinstance(func, Partial):
             return self.call_partial(func, args, kwargs, loc)
         if isinstance(func, tuple) and len(func) == 3 and func[0] == "runtime-method":
@@ -292,7 +295,7 @@ class Calls:
         if f is builtins.len and len(args) == 1:
             if isinstance(args[0], ListVal):
                 return Const(len(args[0].items))
-            if isinstance(args[0], tuple):
+            if isinstance(args[0], (tuple, dict)):
                 return Const(len(args[0]))
             return self.emit(A.GetItem(), [self.emit(A.Shape(), [args[0]], loc), Const(0)], loc)
         special = resolve.runtime_builtin(f)

@@ -174,6 +174,12 @@ class Closures:
 
     ex_GeneratorExp = ex_ListComp
 
+    def ex_DictComp(self, node, scope):
+        """``{k: v for ...}`` over known sequences: a dict display, unrolled."""
+        pairs = self._comprehension(
+            node, scope, lambda: (self.dict_key(node.key, scope), self.eval(node.value, scope)))
+        return dict(pairs)
+
     def _comprehension(self, node, scope, element):
         """A comprehension over sequences known while compiling, unrolled."""
         saved_env = scope.env

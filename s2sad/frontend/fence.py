@@ -11,7 +11,6 @@ from ..errors import UnsupportedSyntaxError
 # node type -> what to tell the user
 _REJECTED = {
     gast.SetComp: "set comprehensions are not supported",
-    gast.DictComp: "dict comprehensions are not supported",
     gast.Yield: "generators ('yield') cannot be differentiated",
     gast.YieldFrom: "generators ('yield from') cannot be differentiated",
     gast.Await: "'await' cannot be differentiated",
@@ -29,7 +28,6 @@ _REJECTED = {
     gast.ImportFrom: "imports are not supported inside a differentiated function; import at module level",
     gast.NamedExpr: "assignment expressions (':=') are not supported",
     gast.Set: "set displays are not supported",
-    gast.Dict: "dict displays are not supported",
 }
 
 

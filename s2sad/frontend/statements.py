@@ -95,6 +95,10 @@ class Statements:
                                "attribute to a local variable first", loc)
         base = self.eval(target.value, scope)
         index = self.eval(target.slice, scope)
+        if isinstance(base, dict):
+            raise CompileError("changing a dict inside a differentiated function is not "
+                               "supported", loc, hint="build the dict whole, with a dict "
+                               "display or a dict comprehension ({**d, key: value})")
         if not isinstance(base, Var):
             raise CompileError("item assignment needs a tensor; this value is %s"
                                % ("a tuple" if isinstance(base, tuple) else "known while "
@@ -143,6 +147,8 @@ class Statements:
             return list(items)
         if isinstance(items, ListVal):
             return list(items.items)
+        if isinstance(items, dict):      # a dict built while compiling: its keys
+            return [Const(k) for k in items]
         if isinstance(items, Const):
             v = items.value
             if isinstance(v, (range, tuple, list)) or hasattr(v, "__iter__") and not isinstance(
