@@ -17,6 +17,7 @@ from ..ir.nodes import Var, Const, Op, Region
 from ..ir import control as C
 from ..ops.operations import math_ops as M
 from ..ops.operations import array_ops as A
+from ..ops.operations import runtime_ops as R
 from . import resolve
 from .guards import Globals, Item
 from .control import NeedsConstant, unmerged_in
@@ -54,6 +55,10 @@ _CMPOPS = {
 _OP_SYMBOL = {gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.Div: "/", gast.Pow: "**",
               gast.MatMult: "@", gast.FloorDiv: "//", gast.Mod: "%", gast.LShift: "<<",
               gast.RShift: ">>", gast.BitOr: "|", gast.BitAnd: "&", gast.BitXor: "^"}
+
+
+#: an f-string's conversion (``{x!r}``) -> its spelling in a format template
+_CONVERSIONS = {115: "!s", 114: "!r", 97: "!a"}
 
 
 class Expressions:
@@ -201,6 +206,11 @@ class Expressions:
                 return self.lift(fn(const_value(left), const_value(right)))
             except Exception as e:
                 raise CompileError("%s: %s" % (type(e).__name__, e), loc)
+        if op is gast.Mod and isinstance(left, Const) and isinstance(left.value, str):
+            # ``"%d items" % n``: string formatting, at run time
+            if isinstance(right, tuple):
+                return self.format_text(left.value, "%tuple", list(right), {}, loc)
+            return self.format_text(left.value, "%", [right], {}, loc)
         if isinstance(left, Const) and type(left.value) is tuple and isinstance(right, tuple):
             left = tuple(Const(v) for v in left.value)
         if isinstance(right, Const) and type(right.value) is tuple and isinstance(left, tuple):
@@ -320,13 +330,41 @@ class Expressions:
                            lambda: self.eval(node.orelse, scope), scope.info.loc(node))
 
     def ex_JoinedStr(self, node, scope):
-        parts = []
+        """An f-string: formatted now when every value is known, else at run time
+        (``'...'.format(...)`` in generated code), so a print shows that run's values."""
+        template, values = [], []
         for v in node.values:
-            val = self.eval(v.value if isinstance(v, gast.FormattedValue) else v, scope)
-            if not is_const(val):
-                return Const("<runtime value>")
-            parts.append(str(const_value(val)))
-        return Const("".join(parts))
+            if not isinstance(v, gast.FormattedValue):
+                template.append(str(const_value(self.eval(v, scope))).replace(
+                    "{", "{{").replace("}", "}}"))
+                continue
+            spec = "" if v.format_spec is None else self.eval(v.format_spec, scope)
+            if not isinstance(spec, (str, Const)) or isinstance(spec, Const) and \
+                    not isinstance(spec.value, str):
+                raise CompileError("a format spec in an f-string must be known while "
+                                   "compiling", scope.info.loc(v))
+            spec = spec if isinstance(spec, str) else spec.value
+            template.append("{%s%s}" % (_CONVERSIONS.get(v.conversion, ""),
+                                        ":" + spec if spec else ""))
+            values.append(self.eval(v.value, scope))
+        return self.format_text("".join(template), "format", values, {}, scope.info.loc(node))
+
+    def format_text(self, template, style, values, kwargs, loc):
+        """``template`` formatted with ``values`` (``FormatText``'s ``style``): now if
+        they are all known, else a string made at run time."""
+        if all(is_const(v) for v in values) and all(is_const(v) for v in kwargs.values()):
+            known = [const_value(v) for v in values]
+            try:
+                if style == "format":
+                    return Const(template.format(*known, **{k: const_value(v)
+                                                            for k, v in kwargs.items()}))
+                return Const(template % (tuple(known) if style == "%tuple" else known[0]))
+            except Exception as e:
+                raise CompileError("%s: %s" % (type(e).__name__, e), loc)
+        out = self.emit(R.FormatText(template, style, tuple(kwargs)),
+                        list(values) + list(kwargs.values()), loc)
+        self.kinds[out.id] = (str,)
+        return out
 
     def ex_Slice(self, node, scope):
         parts = [Const(None) if p is None else self.eval(p, scope)
