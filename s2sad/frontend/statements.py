@@ -35,6 +35,9 @@ class Statements:
                                    scope.info.loc(stmt))
             handler(stmt, scope)
 
+    def st_Global(self, node, scope):
+        """``global w`` of names only read (the fence refuses the others): nothing to do."""
+
     def st_Expr(self, node, scope):
         self.eval(node.value, scope)
 
