@@ -1,7 +1,9 @@
 """Compile generated source into a callable, visible to tracebacks and pdb."""
 import hashlib
 import linecache
+import logging
 import random
+import warnings
 
 import numpy as np
 
@@ -23,7 +25,8 @@ def compile_source(source, name, constants, where=None, shown=None):
     lines = (shown or source).splitlines(True)
     linecache.cache[filename] = (len(shown or source), None, lines, filename)
     # ``random``: the module of Python's own random draws a user's function makes
-    namespace = {"xp": np, "rt": runtime, "random": random, "__name__": "s2sad_generated"}
+    namespace = {"xp": np, "rt": runtime, "random": random, "logging": logging,
+                 "warnings": warnings, "__name__": "s2sad_generated"}
     namespace.update(constants)
     exec(compile(source, filename, "exec"), namespace)
     fn = pointing_at_user_lines(namespace[name], filename, source, where)

@@ -17,7 +17,7 @@ _ROWS_NAME = re.compile(r"_rows(_\d+)?$")
 
 RESERVED = set(keyword.kwlist) | {"xp", "rt", "None", "True", "False", "float", "int",
                                   "len", "range", "tuple", "slice", "Ellipsis", "bool",
-                                  "random", "print"}
+                                  "random", "print", "logging", "warnings"}
 
 
 def _clean(hint):

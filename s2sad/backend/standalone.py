@@ -19,7 +19,8 @@ MAX_ELEMENTS = 10000
 
 _IMPORTS = (("xp", "import numpy as xp"),
             ("rt", "from s2sad import runtime as rt"),
-            ("random", "import random"))
+            ("random", "import random"), ("logging", "import logging"),
+            ("warnings", "import warnings"))
 
 
 class Unwritable(Exception):

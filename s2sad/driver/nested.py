@@ -14,7 +14,7 @@ from ..ir.nodes import Var, Const, Func, Op, leaves, map_structure
 from ..ir import control as C
 from ..frontend import resolve
 from ..frontend.calls import _step
-from ..frontend.values import is_const, const_value
+from ..frontend.values import is_const, const_value, check_result
 from ..opt import pipeline
 from ..ad.reverse import reverse
 from ..ad.forward import forward
@@ -67,6 +67,7 @@ def stage_gradient(b, gf, args, kwargs, loc, gf_path=None):
         body = b.ops
     finally:
         b.ops = saved
+    check_result(result, loc)
     which = gf._which_inputs()
     groups = [[v for v in leaves(a) if isinstance(v, Var)] for a in inner]
     _check_selected(b, gf, inner, loc)

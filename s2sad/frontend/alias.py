@@ -99,6 +99,17 @@ def read_later(info, name, at, after):
     return False
 
 
+def read_outside(info, name, loop):
+    """Whether ``name`` may be read after ``loop`` has run: after its end, or
+    outside it in a loop around it (a later iteration of that loop)."""
+    reads, loops = _index(info)
+    lo, hi = (loop.lineno, loop.col_offset), (loop.end_lineno, loop.end_col_offset)
+    outside = [p for p in reads.get(name, ()) if not lo <= p <= hi]
+    if any(p > hi for p in outside):
+        return True
+    return any(a <= lo and hi <= b and any(a <= p <= b for p in outside) for a, b in loops)
+
+
 def _index(info):
     """Positions of every read of each name, and the spans of loops (cached)."""
     cached = getattr(info, "reads_index", None)

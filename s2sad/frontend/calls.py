@@ -162,16 +162,17 @@ class Calls:
                 kwargs[kw.arg] = self.eval(kw.value, scope)
         return self.call(func, args, kwargs, scope.info.loc(node))
 
-    def keyword_arguments(self, node, scope):
-        """The abstract values passed by ``**node``: a wrapper's ``**kwargs`` or a known dict."""
+    def keyword_arguments(self, node, scope, what="a call"):
+        """The abstract values passed by ``**node``: a wrapper's ``**kwargs``, a dict
+        display or a known dict."""
         value = self.eval(node, scope)
         if isinstance(value, Const) and isinstance(value.value, dict) and \
                 all(isinstance(k, str) for k in value.value):
             return {k: self.lift(v) for k, v in value.value.items()}
         if isinstance(value, dict):
             return value
-        raise CompileError("**%s in a call needs a dict of keyword arguments known while "
-                           "compiling" % describe_node(node), scope.info.loc(node))
+        raise CompileError("**%s in %s needs a dict with keys known while compiling"
+                           % (describe_node(node), what), scope.info.loc(node))
 
     def callee(self, func, scope):
         """The abstract value called by a call whose function is the expression ``func``.
@@ -203,6 +204,8 @@ class Calls:
             return self.call_closure(func, list(args), dict(kwargs), loc)
         if isinstance(func, tuple) and len(func) == 3 and func[0] == "list-method":
             return self.list_method(func[1], func[2], args, loc)
+        if isinstance(func, tuple) and len(func) == 3 and func[0] == "dict-method":
+            return self.dict_method(func[1], func[2], args, loc)
         if isinstance(func, Partial):
             return self.call_partial(func, args, kwargs, loc)
         if isinstance(func, tuple) and len(func) == 3 and func[0] == "runtime-method":
@@ -233,8 +236,10 @@ class Calls:
         text = R.runtime_call_text(f)
         if text is not None:
             return self.runtime_call(functools.partial(R.PyCall, f, text), args, kwargs, loc)
-        if R.is_random_state(getattr(f, "__self__", None)):
-            # a method of a generator made before the call (a module-level ``rng``)
+        owner = getattr(f, "__self__", None)
+        if R.is_random_state(owner) or R.is_logger(owner) and not f.__name__.startswith("_"):
+            # a method of a generator made before the call (a module-level ``rng``),
+            # or of a logger: it draws or writes on every run
             return self.runtime_call(functools.partial(R.PyMethodCall, f.__name__), args,
                                      kwargs, loc, receiver=Const(f.__self__))
         if getattr(type(f), "__s2sad_takes_inputs_whole__", False):
@@ -292,8 +297,10 @@ class Calls:
         if f is builtins.len and len(args) == 1:
             if isinstance(args[0], ListVal):
                 return Const(len(args[0].items))
-            if isinstance(args[0], tuple):
+            if isinstance(args[0], (tuple, dict)):
                 return Const(len(args[0]))
+            if isinstance(args[0], Var) and self.kinds.get(args[0].id) == (str,):
+                return self.runtime_call(functools.partial(R.PyCall, len, "len"), args, {}, loc)
             return self.emit(A.GetItem(), [self.emit(A.Shape(), [args[0]], loc), Const(0)], loc)
         special = resolve.runtime_builtin(f)
         if special is not None:
@@ -335,9 +342,10 @@ class Calls:
         """Whether calling the abstract callee ``func`` is staged as a Python call."""
         if isinstance(func, tuple):
             return len(func) == 3 and func[0] == "runtime-method"
+        owner = getattr(func.value, "__self__", None) if isinstance(func, Const) else None
         return isinstance(func, Const) and (
             R.runtime_call_text(func.value) is not None or
-            R.is_random_state(getattr(func.value, "__self__", None)))
+            R.is_random_state(owner) or R.is_logger(owner))
 
     def runtime_call(self, make, args, kwargs, loc, receiver=None):
         """Stage a Python call made on every run (a random draw, a ``print``).

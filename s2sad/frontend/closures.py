@@ -157,6 +157,8 @@ class Closures:
                 import numpy as np
                 kinds = classes if isinstance(classes, tuple) else (classes,)
                 return Const(any(k in (Tensor, np.ndarray) for k in kinds))
+        if isinstance(getattr(f, "__self__", None), str) and f.__name__ == "format":
+            return self.format_text(f.__self__, "format", args, kwargs, loc)
         if f is type and len(args) == 1 and not kwargs:
             exact = self.type_check(args[0], lambda t: t, loc)
             if exact is not None:
@@ -173,6 +175,12 @@ class Closures:
         return self._comprehension(node, scope, lambda: self.eval(node.elt, scope))
 
     ex_GeneratorExp = ex_ListComp
+
+    def ex_DictComp(self, node, scope):
+        """``{k: v for ...}`` over known sequences: a dict display, unrolled."""
+        pairs = self._comprehension(
+            node, scope, lambda: (self.dict_key(node.key, scope), self.eval(node.value, scope)))
+        return dict(pairs)
 
     def _comprehension(self, node, scope, element):
         """A comprehension over sequences known while compiling, unrolled."""

@@ -25,6 +25,7 @@ class Emitter:
         self.origin = None         # the rule emitted ops come from (``Op.origin``)
         self.inert = set()         # ids of Vars no differentiable input flows into
         self.alias = {}            # Var id -> ids of the arrays it may share memory with
+        self.boolean = set()       # ids of Vars that are boolean arrays (masks)
 
     def emit(self, prim, args, loc):
         """Append ``prim(*args)``; fold it if every argument is known."""
@@ -83,8 +84,11 @@ class Emitter:
         return self.alias.get(v.id) or frozenset((v.id,))
 
     def note_view(self, prim, args, outs):
-        """A view (``prim.view``) shares its operand's arrays."""
-        if prim.view and args and isinstance(args[0], Var):
+        """A view (``prim.shares_input``) shares its operand's arrays."""
+        if prim.boolean:
+            self.boolean.update(o.id for o in outs)
+        if args and isinstance(args[0], Var) and \
+                prim.shares_input(args, lambda v: v.id in self.boolean):
             for out in outs:
                 self.alias[out.id] = self.roots(args[0])
 

@@ -17,6 +17,7 @@ from ..ir.nodes import Var, Const, Op, Region
 from ..ir import control as C
 from ..ops.operations import math_ops as M
 from ..ops.operations import array_ops as A
+from ..ops.operations import runtime_ops as R
 from . import resolve
 from .guards import Globals, Item
 from .control import NeedsConstant, unmerged_in
@@ -54,6 +55,10 @@ _CMPOPS = {
 _OP_SYMBOL = {gast.Add: "+", gast.Sub: "-", gast.Mult: "*", gast.Div: "/", gast.Pow: "**",
               gast.MatMult: "@", gast.FloorDiv: "//", gast.Mod: "%", gast.LShift: "<<",
               gast.RShift: ">>", gast.BitOr: "|", gast.BitAnd: "&", gast.BitXor: "^"}
+
+
+#: an f-string's conversion (``{x!r}``) -> its spelling in a format template
+_CONVERSIONS = {115: "!s", 114: "!r", 97: "!a"}
 
 
 class Expressions:
@@ -108,6 +113,36 @@ class Expressions:
         """A list literal: a ``ListVal`` (it may be appended to; ``x[[0, 2]]`` stays a list)."""
         return ListVal(self.ex_Tuple(node, scope), self.ops)
 
+    def ex_Dict(self, node, scope):
+        """A dict display: a Python dict of abstract values, its keys known while
+        compiling (read back by known keys, passed on by ``**d``)."""
+        out = {}
+        for k, v in zip(node.keys, node.values):
+            if k is None:       # ``{**other, ...}``
+                out.update(self.keyword_arguments(v, scope, what="a dict display"))
+            else:
+                out[self.dict_key(k, scope)] = self.eval(v, scope)
+        return out
+
+    def dict_key(self, node, scope):
+        key = self.eval(node, scope)
+        if not is_const(key):
+            raise CompileError("a dict key must be known while compiling (a string or a "
+                               "number), but this one is a runtime value",
+                               scope.info.loc(node))
+        return const_value(key)
+
+    def dict_method(self, d, name, args, loc):
+        """``keys``/``values``/``items``/``get`` of a dict built while compiling."""
+        if name in ("keys", "values", "items") and not args:
+            return tuple(Const(k) if name == "keys" else v if name == "values" else (Const(k), v)
+                         for k, v in d.items())
+        if name == "get" and 1 <= len(args) <= 2 and is_const(args[0]):
+            return d.get(const_value(args[0]), args[1] if len(args) > 1 else Const(None))
+        raise CompileError("dict.%s is not supported inside differentiated code (a dict there "
+                           "can be read with d[key], keys(), values(), items() and get())"
+                           % name, loc)
+
     def list_method(self, lst, name, args, loc):
         """``append``/``extend``/``pop`` on a list being built while compiling."""
         if lst.region is not self.ops:
@@ -136,6 +171,8 @@ class Expressions:
     def getattr(self, base, name, loc):
         if isinstance(base, ListVal):
             return ("list-method", base, name)
+        if isinstance(base, dict):
+            return ("dict-method", base, name)
         if isinstance(base, Const):
             try:
                 value = getattr(base.value, name)
@@ -169,6 +206,11 @@ class Expressions:
                 return self.lift(fn(const_value(left), const_value(right)))
             except Exception as e:
                 raise CompileError("%s: %s" % (type(e).__name__, e), loc)
+        if op is gast.Mod and isinstance(left, Const) and isinstance(left.value, str):
+            # ``"%d items" % n``: string formatting, at run time
+            if isinstance(right, tuple):
+                return self.format_text(left.value, "%tuple", list(right), {}, loc)
+            return self.format_text(left.value, "%", [right], {}, loc)
         if isinstance(left, Const) and type(left.value) is tuple and isinstance(right, tuple):
             left = tuple(Const(v) for v in left.value)
         if isinstance(right, Const) and type(right.value) is tuple and isinstance(left, tuple):
@@ -219,6 +261,9 @@ class Expressions:
             fn, prim_cls = _CMPOPS[type(op)]
             if is_const(left) and is_const(right):
                 value = Const(fn(const_value(left), const_value(right)))
+            elif type(op) in (gast.In, gast.NotIn) and isinstance(right, dict) and \
+                    is_const(left):
+                value = Const(fn(const_value(left), right))
             elif type(op) in (gast.Is, gast.IsNot) and (is_const(left) or is_const(right)):
                 # a runtime value is never the very object a constant is
                 value = Const(type(op) is gast.IsNot)
@@ -285,13 +330,41 @@ class Expressions:
                            lambda: self.eval(node.orelse, scope), scope.info.loc(node))
 
     def ex_JoinedStr(self, node, scope):
-        parts = []
+        """An f-string: formatted now when every value is known, else at run time
+        (``'...'.format(...)`` in generated code), so a print shows that run's values."""
+        template, values = [], []
         for v in node.values:
-            val = self.eval(v.value if isinstance(v, gast.FormattedValue) else v, scope)
-            if not is_const(val):
-                return Const("<runtime value>")
-            parts.append(str(const_value(val)))
-        return Const("".join(parts))
+            if not isinstance(v, gast.FormattedValue):
+                template.append(str(const_value(self.eval(v, scope))).replace(
+                    "{", "{{").replace("}", "}}"))
+                continue
+            spec = "" if v.format_spec is None else self.eval(v.format_spec, scope)
+            if not isinstance(spec, (str, Const)) or isinstance(spec, Const) and \
+                    not isinstance(spec.value, str):
+                raise CompileError("a format spec in an f-string must be known while "
+                                   "compiling", scope.info.loc(v))
+            spec = spec if isinstance(spec, str) else spec.value
+            template.append("{%s%s}" % (_CONVERSIONS.get(v.conversion, ""),
+                                        ":" + spec if spec else ""))
+            values.append(self.eval(v.value, scope))
+        return self.format_text("".join(template), "format", values, {}, scope.info.loc(node))
+
+    def format_text(self, template, style, values, kwargs, loc):
+        """``template`` formatted with ``values`` (``FormatText``'s ``style``): now if
+        they are all known, else a string made at run time."""
+        if all(is_const(v) for v in values) and all(is_const(v) for v in kwargs.values()):
+            known = [const_value(v) for v in values]
+            try:
+                if style == "format":
+                    return Const(template.format(*known, **{k: const_value(v)
+                                                            for k, v in kwargs.items()}))
+                return Const(template % (tuple(known) if style == "%tuple" else known[0]))
+            except Exception as e:
+                raise CompileError("%s: %s" % (type(e).__name__, e), loc)
+        out = self.emit(R.FormatText(template, style, tuple(kwargs)),
+                        list(values) + list(kwargs.values()), loc)
+        self.kinds[out.id] = (str,)
+        return out
 
     def ex_Slice(self, node, scope):
         parts = [Const(None) if p is None else self.eval(p, scope)
@@ -306,6 +379,13 @@ class Expressions:
         return self.getitem(base, index, scope.info.loc(node))
 
     def getitem(self, base, index, loc):
+        if isinstance(base, dict):
+            if not is_const(index):
+                raise NeedsConstant("a dict key must be known while compiling", loc)
+            try:
+                return base[const_value(index)]
+            except (KeyError, TypeError) as e:
+                raise CompileError("%s: %s" % (type(e).__name__, e), loc)
         if isinstance(base, ListVal):
             if is_const(index) and isinstance(const_value(index), slice):
                 return ListVal(base.items[const_value(index)], self.ops)

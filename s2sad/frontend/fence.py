@@ -11,7 +11,6 @@ from ..errors import UnsupportedSyntaxError
 # node type -> what to tell the user
 _REJECTED = {
     gast.SetComp: "set comprehensions are not supported",
-    gast.DictComp: "dict comprehensions are not supported",
     gast.Yield: "generators ('yield') cannot be differentiated",
     gast.YieldFrom: "generators ('yield from') cannot be differentiated",
     gast.Await: "'await' cannot be differentiated",
@@ -21,7 +20,6 @@ _REJECTED = {
     gast.With: "'with' statements are not supported",
     gast.Try: "'try' statements are not supported",
     gast.Raise: "'raise' is not supported inside a differentiated function",
-    gast.Global: "'global' statements are not supported",
     gast.Nonlocal: "'nonlocal' statements are not supported",
     gast.ClassDef: "class definitions are not supported inside a differentiated function",
     gast.Delete: "'del' is not supported",
@@ -29,7 +27,6 @@ _REJECTED = {
     gast.ImportFrom: "imports are not supported inside a differentiated function; import at module level",
     gast.NamedExpr: "assignment expressions (':=') are not supported",
     gast.Set: "set displays are not supported",
-    gast.Dict: "dict displays are not supported",
 }
 
 
@@ -50,7 +47,20 @@ def fence(info):
                 isinstance(t, gast.Attribute) for t in node.targets):
             msg = ("assigning to an attribute is not supported inside a differentiated "
                    "function; compute a new value and return it instead")
+        elif isinstance(node, gast.Global):
+            msg = _global_assigned(root, node)
         if msg:
             raise UnsupportedSyntaxError(msg, info.loc(node))
     info.fenced = True
     return info
+
+
+def _global_assigned(root, node):
+    """The message for a ``global`` declaration of a name the function assigns
+    (compiled code never changes the world), else ``None``: a declaration of
+    names only read changes nothing, as they are read from the globals anyway."""
+    for n in gast.walk(root):
+        if isinstance(n, gast.Name) and isinstance(n.ctx, gast.Store) and n.id in node.names:
+            return ("assigning the global variable '%s' is not supported inside a "
+                    "differentiated function; return the new value instead" % n.id)
+    return None

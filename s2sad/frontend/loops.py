@@ -22,6 +22,7 @@ from ..ops.operations import array_ops as A
 from .control import (ESC, RET, RETVAL, BRK, FLAG_HINTS, MISSING, NeedsConstant, Unmerged,
                       same, runtime_representable)
 from .values import ListVal, freeze
+from .alias import read_outside
 
 # the most iterations of a loop over a known range unrolled because its body
 # needs the index while compiling
@@ -401,6 +402,7 @@ class Loops:
         keys, has_exit, _ = self._carried(node.body, scope, extra=target_names)
         if has_exit:
             return self._for_as_while(node, start, stop, step, element, scope, loc, outer_brk)
+        keys = self._read_targets(node, scope) + keys
 
         def attempt(keys, inits, placeholders, fixed):
             body_params = self._params(keys, inits)
@@ -426,7 +428,7 @@ class Loops:
         counter = ".for_index%d" % self.n_for
         scope.env[counter] = start
         keys, _, _ = self._carried(node.body, scope)
-        keys = [counter] + keys
+        keys = [counter] + [k for k in self._read_targets(node, scope) if k not in keys] + keys
 
         def attempt(keys, inits, placeholders, fixed):
             body_params = self._params(keys, inits)
@@ -465,6 +467,13 @@ class Loops:
                          [x for r in results for x in leaves(r)])]))
         self._after_loop(keys, outs, inits, results, scope, outer_brk, loc, fixed)
         scope.env.pop(counter, None)
+
+    def _read_targets(self, node, scope):
+        """The loop's target names read after it (``for i ...: break`` then ``x[i]``):
+        carried, so that they hold the last item, as in Python.  Not carried
+        otherwise, which keeps the loop lean."""
+        names = assigned_names([gast.Assign(targets=[node.target], value=None)])
+        return [n for n in names if read_outside(scope.info, n, node)]
 
     def _cmp(self, name):
         from ..ops.operations import math_ops as M

@@ -174,6 +174,9 @@ class RuntimeInputs:
         return out
 
 
+_NOT_INLINED = ("numpy", "logging")
+
+
 def call_target(f):
     """How to apply a known callable: ``(kind, function, self)`` or ``None``.
 
@@ -190,8 +193,10 @@ def call_target(f):
     mapped = npmap.lookup(f)
     if mapped is not None:
         return ("inline", mapped, None)
-    if (getattr(f, "__module__", None) or "").split(".")[0] == "numpy":
-        return None   # a NumPy function without a mapping: never inline NumPy's own code
+    if (getattr(f, "__module__", None) or "").split(".")[0] in _NOT_INLINED:
+        # never inline NumPy's own code (a function without a mapping), nor
+        # logging's (``getLogger`` is evaluated while compiling, a log call staged)
+        return None
     if isinstance(f, types.MethodType) and isinstance(f.__func__, types.FunctionType):
         return ("method", f.__func__, f.__self__)
     if isinstance(f, types.FunctionType):

@@ -35,6 +35,9 @@ class Statements:
                                    scope.info.loc(stmt))
             handler(stmt, scope)
 
+    def st_Global(self, node, scope):
+        """``global w`` of names only read (the fence refuses the others): nothing to do."""
+
     def st_Expr(self, node, scope):
         self.eval(node.value, scope)
 
@@ -95,6 +98,10 @@ class Statements:
                                "attribute to a local variable first", loc)
         base = self.eval(target.value, scope)
         index = self.eval(target.slice, scope)
+        if isinstance(base, dict):
+            raise CompileError("changing a dict inside a differentiated function is not "
+                               "supported", loc, hint="build the dict whole, with a dict "
+                               "display or a dict comprehension ({**d, key: value})")
         if not isinstance(base, Var):
             raise CompileError("item assignment needs a tensor; this value is %s"
                                % ("a tuple" if isinstance(base, tuple) else "known while "
@@ -143,6 +150,8 @@ class Statements:
             return list(items)
         if isinstance(items, ListVal):
             return list(items.items)
+        if isinstance(items, dict):      # a dict built while compiling: its keys
+            return [Const(k) for k in items]
         if isinstance(items, Const):
             v = items.value
             if isinstance(v, (range, tuple, list)) or hasattr(v, "__iter__") and not isinstance(

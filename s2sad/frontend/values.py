@@ -4,6 +4,7 @@ They live apart from the walker (``build.py``) so that the mixins it is
 made of (``statements``, ``expressions``, ``calls``, ``control``, ``loops``,
 ``closures``, ``alias``) can use them without importing it.
 """
+from ..errors import CompileError
 from ..ir.nodes import Const
 from ..tensor import Tensor
 from . import resolve
@@ -114,6 +115,18 @@ class Scope:
         self.path = path
         self.library = is_library(fn)
 
+
+
+def check_result(value, loc):
+    """Refuse a dict in what a compiled function returns: its items would be
+    taken for constants (a zero gradient) instead of outputs."""
+    if isinstance(value, dict) or isinstance(value, tuple) and any(
+            isinstance(v, (dict, tuple)) and check_result(v, loc) for v in value):
+        raise CompileError("a dict among the outputs of a differentiated or compiled function "
+                           "is not supported", loc,
+                           hint="return its values as a tuple (tuple(d.values()) or (d['a'], "
+                                "d['b'])); dicts are fine inside the function")
+    return False
 
 
 def is_library(fn):

@@ -89,6 +89,9 @@ class Primitive:
     #: the result may be the first input itself or a view of it (``x op= e``
     #: on either name must not change the other silently)
     view = False
+    #: the result is always a boolean array (a comparison, a logical op): as an
+    #: index it selects a copy, never a view
+    boolean = False
     #: elementwise output that is a rounded, transcendental value: the
     #: polynomial collector keeps it an atom instead of expanding around it
     rounded = False
@@ -124,6 +127,11 @@ class Primitive:
     def emit(self, *args):
         """Python expression computing this primitive from argument expressions."""
         raise NotImplementedError("primitive %s has no code template" % self.name)
+
+    def shares_input(self, args, is_boolean):
+        """Whether the result may be ``args[0]`` or a view of it (``view``); an
+        index decides it for some (``is_boolean(var)``: a boolean array)."""
+        return self.view
 
     # -- eager execution ------------------------------------------------------
     def impl(self, *args):

@@ -70,6 +70,7 @@ class YieldNet(nn.Cell):
 class GlobalNet(nn.Cell):
     def construct(self, x):
         global COUNTER  # <- here
+        COUNTER = 1
         return x * 2.0
 
 
@@ -92,7 +93,7 @@ class ForElseNet(nn.Cell):
 
 
 @pytest.mark.parametrize("cls,what", [(TryNet, "'try'"), (WithNet, "'with'"),
-                                      (YieldNet, "'yield'"), (GlobalNet, "'global'"),
+                                      (YieldNet, "'yield'"), (GlobalNet, "global variable 'COUNTER'"),
                                       (WhileElseNet, "'while...else...'")],
                          ids=lambda v: getattr(v, "__name__", v))
 def test_unsupported_syntax_points_at_the_line(cls, what):

@@ -467,8 +467,10 @@ def _property_t(x):
 
 
 def _method_flatten(x, order="C", *, start_dim=0, end_dim=-1):
-    # ndarray.flatten / Tensor.flatten merge every dim by default
-    return flatten(x, order, start_dim=start_dim, end_dim=end_dim)
+    # ndarray.flatten / Tensor.flatten merge every dim by default, into a new array
+    if order != "C":
+        array_fail("For 'flatten', only order='C' is supported by s2sad")
+    return A.Flatten(start_dim, end_dim, copy=True)(x)
 
 
 def _method_ravel(x, order="C"):
@@ -541,6 +543,10 @@ def _method_copy(x, order="C"):
     return A.Identity()(x)
 
 
+def _np_copy(a, order="K", subok=False):
+    return A.Identity()(a)
+
+
 def _method_init_data(x, slice_index=None, shape=None, opt_shard_group=None):
     """``Tensor.init_data``: data is never deferred here, so the tensor itself."""
     return x
@@ -556,7 +562,7 @@ NUMPY = {
     np.flip: _np_flip, np.pad: _np_pad, np.ravel: _np_ravel, np.swapaxes: _np_swapaxes,
     np.moveaxis: _np_moveaxis, np.repeat: _np_repeat, np.zeros: _np_zeros, np.ones: _np_ones,
     np.full: _np_full, np.eye: _np_eye, np.arange: _np_arange, np.clip: _np_clip, np.size: _np_size,
-    np.ndim: _np_ndim,
+    np.ndim: _np_ndim, np.copy: _np_copy,
 }
 if hasattr(np, "concat"):
     NUMPY[np.concat] = _np_concatenate

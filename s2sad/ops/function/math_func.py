@@ -794,8 +794,29 @@ TENSOR_METHODS = {
 TENSOR_PROPERTIES = {}
 
 
+def _builtin_max(*args):
+    """Python's ``max`` of runtime values: the first largest item (its gradient goes
+    to that one item), over several arguments or one sequence."""
+    items = args[0] if len(args) == 1 else args
+    best = items[0]
+    for item in items[1:]:
+        if item > best:
+            best = item
+    return best
+
+
+def _builtin_min(*args):
+    """Python's ``min`` of runtime values: the first smallest item."""
+    items = args[0] if len(args) == 1 else args
+    best = items[0]
+    for item in items[1:]:
+        if item < best:
+            best = item
+    return best
+
+
 #: builtins applied to runtime values -> functional form (``abs(x)`` stages Abs)
-BUILTINS = {builtins.abs: abs}
+BUILTINS = {builtins.abs: abs, builtins.max: _builtin_max, builtins.min: _builtin_min}
 
 __all__ = [_n for _n, _v in list(globals().items())
            if not _n.startswith("_") and callable(_v) and getattr(_v, "__module__", None) == __name__

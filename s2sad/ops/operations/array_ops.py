@@ -10,6 +10,7 @@ import numbers
 
 import numpy as np
 
+from ...ir.nodes import Const, Var
 from ...ir.primitive import Primitive, constexpr
 
 _NO_GRAD = "no gradient (the result is a shape, an index, a count or a constant)"
@@ -86,11 +87,15 @@ class Flatten(Primitive):
     view = True
     formula = "dx = reshape(dout, shape(x))"
 
-    def __init__(self, start_dim=1, end_dim=-1):
-        super().__init__(start_dim=int(start_dim), end_dim=int(end_dim))
+    def __init__(self, start_dim=1, end_dim=-1, copy=False):
+        # ``copy``: NumPy's ``x.flatten()`` gives a new array (``ravel`` may not)
+        super().__init__(start_dim=int(start_dim), end_dim=int(end_dim), copy=bool(copy))
 
     def emit(self, x):
         return "rt.array_flatten(%s, %d, %d)" % (x, self.start_dim, self.end_dim)
+
+    def shares_input(self, args, is_boolean):
+        return not self.copy
 
 
 class SwapAxes(Primitive):
@@ -325,6 +330,25 @@ class GetItem(Primitive):
 
     def emit(self, x, index):
         return "%s[%s]" % (x, index)
+
+    def shares_input(self, args, is_boolean):
+        """Basic indexing gives a view; an index with a list, an array or a boolean
+        part (advanced indexing) gives a copy, as in NumPy."""
+        parts = args[1] if isinstance(args[1], tuple) else (args[1],)
+        return not any(_advanced(p, is_boolean) for p in parts)
+
+
+def _advanced(part, is_boolean):
+    """Whether one part of an index makes NumPy index with arrays (a copy).
+
+    A runtime part counts only when known to be a boolean array; an integer
+    array computed at run time is taken for a possible view (the safe side).
+    """
+    if isinstance(part, Const):
+        value = part.value
+        parts = value if isinstance(value, tuple) else (value,)
+        return any(isinstance(v, (list, np.ndarray, bool, np.bool_)) for v in parts)
+    return isinstance(part, Var) and is_boolean(part)
 
 
 class GetItemGrad(Primitive):

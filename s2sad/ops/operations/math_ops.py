@@ -171,19 +171,24 @@ Round = _unary("Round", "xp.round({0})",
                nondifferentiable="half-integer x (jumps; gradient 0 is used)", linearity="linear")
 
 # ---------------------------------------------------------- comparisons, logic
-Equal = _binary("Equal", "==", "x == y (no gradient).", _NO_GRAD, differentiable=False)
-NotEqual = _binary("NotEqual", "!=", "x != y (no gradient).", _NO_GRAD, differentiable=False)
-Less = _binary("Less", "<", "x < y (no gradient).", _NO_GRAD, differentiable=False)
-LessEqual = _binary("LessEqual", "<=", "x <= y (no gradient).", _NO_GRAD, differentiable=False)
-Greater = _binary("Greater", ">", "x > y (no gradient).", _NO_GRAD, differentiable=False)
+Equal = _binary("Equal", "==", "x == y (no gradient).", _NO_GRAD,
+                differentiable=False, boolean=True)
+NotEqual = _binary("NotEqual", "!=", "x != y (no gradient).", _NO_GRAD,
+                   differentiable=False, boolean=True)
+Less = _binary("Less", "<", "x < y (no gradient).", _NO_GRAD,
+               differentiable=False, boolean=True)
+LessEqual = _binary("LessEqual", "<=", "x <= y (no gradient).", _NO_GRAD,
+                    differentiable=False, boolean=True)
+Greater = _binary("Greater", ">", "x > y (no gradient).", _NO_GRAD,
+                  differentiable=False, boolean=True)
 GreaterEqual = _binary("GreaterEqual", ">=", "x >= y (no gradient).", _NO_GRAD,
-                       differentiable=False)
+                       differentiable=False, boolean=True)
 LogicalAnd = _binary("LogicalAnd", "xp.logical_and", "x and y, elementwise (no gradient).",
-                     _NO_GRAD, differentiable=False)
+                     _NO_GRAD, differentiable=False, boolean=True)
 LogicalOr = _binary("LogicalOr", "xp.logical_or", "x or y, elementwise (no gradient).",
-                    _NO_GRAD, differentiable=False)
+                    _NO_GRAD, differentiable=False, boolean=True)
 LogicalNot = _unary("LogicalNot", "xp.logical_not({0})", "not x, elementwise (no gradient).",
-                    _NO_GRAD, differentiable=False)
+                    _NO_GRAD, differentiable=False, boolean=True)
 BitwiseAnd = _binary("BitwiseAnd", "&", "x & y: bitwise and of integer or boolean arrays "
                      "(no gradient).", _NO_GRAD, differentiable=False)
 BitwiseOr = _binary("BitwiseOr", "|", "x | y: bitwise or of integer or boolean arrays "

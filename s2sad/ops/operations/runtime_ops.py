@@ -1,16 +1,18 @@
 """Python calls made on every run of compiled code, never while compiling.
 
 A random draw (``np.random.normal(size=x.shape)``, ``rng.random()``,
-``random.random()``), a ``print`` and a runtime ``assert`` must happen each
-time the user's function runs, as they would eagerly: evaluating them once
-while compiling would bake one draw (or one print) into the compiled code for
-good.  They are staged as stateful primitives without gradient, which no
+``random.random()``), a ``print``, a log record, a warning and a runtime
+``assert`` must happen each time the user's function runs, as they would
+eagerly: evaluating them once while compiling would bake one draw (or one
+print) into the compiled code for good.  They are staged as stateful primitives without gradient, which no
 pass folds, merges or moves out of a loop; a reverse-mode program computes
 them once, in its forward sweep, so the backward sweep reads the very values
 (a dropout mask) the forward sweep drew.
 """
 import builtins
+import logging
 import random
+import warnings
 
 import numpy as np
 
@@ -46,7 +48,8 @@ class PyCall(Primitive):
     def __init__(self, fn, text, keywords=(), starred=()):
         super().__init__(fn=fn, text=text, keywords=tuple(keywords), starred=tuple(starred))
         self.name = text.rsplit(".", 1)[-1]     # its value is named after it: ``normal``
-        if fn is builtins.print:
+        if fn is builtins.print or fn is warnings.warn or \
+                fn is getattr(logging, self.name, None):
             self.num_outputs = 0                # a statement in generated code
 
     def emit(self, *args):
@@ -72,6 +75,25 @@ class PyMethodCall(Primitive):
         return _apply(getattr(obj, self.name), args, self.keywords, self.starred)
 
 
+class FormatText(Primitive):
+    """A string made at run time from runtime values (an f-string, ``str.format``,
+    ``%``): ``template.format(*values)``, ``template % (values,)`` with
+    ``style="%tuple"``, ``template % value`` with ``style="%"``.  Printed or
+    logged, it shows the values of that run."""
+    differentiable = False
+    formula = "no gradient: the result is a string"
+
+    def __init__(self, template, style="format", keywords=()):
+        super().__init__(template=str(template), style=style, keywords=tuple(keywords))
+
+    def emit(self, *values):
+        if self.style == "%":
+            return "%r %% %s" % (self.template, values[0])
+        if self.style == "%tuple":
+            return "%r %% (%s)" % (self.template, "".join(v + ", " for v in values))
+        return "%r.%s" % (self.template, _call_text("format", values, self.keywords, ()))
+
+
 class RuntimeAssert(Primitive):
     """``assert test, message`` checked on every run: ``rt.check_assert(test, message)``."""
     stateful = True
@@ -87,6 +109,8 @@ class RuntimeAssert(Primitive):
 _RANDOM_TYPES = (np.random.Generator, np.random.RandomState, np.random.BitGenerator,
                  random.Random)
 _texts = None
+#: the functions of ``logging`` that log (on every call, with that call's values)
+_LOGGING = ("debug", "info", "warning", "error", "exception", "critical", "log")
 
 
 def _runtime_texts():
@@ -94,7 +118,10 @@ def _runtime_texts():
     must run on every call: NumPy's and Python's random module, and ``print``."""
     global _texts
     if _texts is None:
-        _texts = {id(builtins.print): (builtins.print, "print")}
+        _texts = {id(builtins.print): (builtins.print, "print"),
+                  id(warnings.warn): (warnings.warn, "warnings.warn")}
+        for name in _LOGGING:
+            _texts[id(getattr(logging, name))] = (getattr(logging, name), "logging." + name)
         for module, prefix in ((np.random, "xp.random."), (random, "random.")):
             for name in dir(module):
                 value = getattr(module, name)
@@ -127,3 +154,8 @@ def makes_random_state(fn):
 def is_random_state(obj):
     """Whether ``obj`` is a random generator, whose methods draw on every call."""
     return isinstance(obj, _RANDOM_TYPES)
+
+
+def is_logger(obj):
+    """Whether ``obj`` is a logger, whose methods write on every call."""
+    return isinstance(obj, (logging.Logger, logging.LoggerAdapter))
