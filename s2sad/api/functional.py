@@ -29,6 +29,8 @@ from ..tensor import Weights
 from .gradoperation import GradOperation
 from .gradfunction import GradFunction
 from .inputs import UnfitInput, name_input, warn_constants
+from . import trees as T
+from .trees import has_trees
 from .fastpath import PackedFastPath
 from .args import check_has_aux, target_of
 from .packing import arrangement, aux_outputs_of, memoized, packed_function, select, take_at
@@ -280,8 +282,13 @@ def _make_grad(fn, positions, single, weights, has_aux, with_value):
     gf = selected_grad_function(fn, has_aux, weights, positions, mode, single=single)
     aux_outputs = aux_outputs_of["value_and_grad" if with_value else "grad"]
 
+    def tree_grad(args):
+        return _tree_grad(fn, positions, single, weights, has_aux, with_value, args)
+
     if with_value:
         def value_and_grad_fn(*args):
+            if has_trees(args):
+                return tree_grad(args)
             value = fn(*args)
             if has_aux:
                 aux_outputs(value)
@@ -292,6 +299,8 @@ def _make_grad(fn, positions, single, weights, has_aux, with_value):
 
     if has_aux:
         def grad_aux_fn(*args):
+            if has_trees(args):
+                return tree_grad(args)
             aux = aux_outputs(fn(*args))
             rest, layout = arrangement(positions, len(args))
             grads = gf(take_at(args, positions), take_at(args, rest), layout)
@@ -299,6 +308,8 @@ def _make_grad(fn, positions, single, weights, has_aux, with_value):
         return _inspectable(grad_aux_fn, gf, positions)
 
     def grad_fn(*args):
+        if has_trees(args):
+            return tree_grad(args)
         rest, layout = arrangement(positions, len(args))
         grads = gf(take_at(args, positions), take_at(args, rest), layout)
         return select(grads, mode, single)
@@ -306,6 +317,40 @@ def _make_grad(fn, positions, single, weights, has_aux, with_value):
             and inspect.isfunction(fn):
         grad_fn.__s2sad_first_grad_of__ = (fn, 1)       # grad(grad_fn) continues the chain
     return _inspectable(grad_fn, gf, positions)
+
+
+def _tree_grad(fn, positions, single, weights, has_aux, with_value, args):
+    """``grad``/``value_and_grad`` of arguments holding dicts and other pytrees.
+
+    The flat function (``trees.py``) of this call's structures is
+    differentiated at the runtime leaves of the arguments asked for; each
+    argument's gradient mirrors its structure, with None for a leaf that is
+    a Python number (a constant, as in a tuple argument).
+    """
+    api = "value_and_grad" if with_value else "grad"
+    if weights is not None:
+        raise ValueError("For '%s', 'weights' cannot be combined with dict, namedtuple, "
+                         "dataclass or registered-container arguments; pass the parameters "
+                         "in a dict argument instead" % api)
+    arrangement(positions, len(args))           # the positions exist
+    flat = T.FlatArgs(args)
+    leaf_positions = flat.runtime_leaves(positions)
+    if not leaf_positions:
+        T.warn_all_constant(api, positions)
+        if with_value:
+            return fn(*args), ()
+        return ((), aux_outputs_of["grad"](fn(*args))) if has_aux else ()
+    flat_fn = T.flat_function(fn, flat.key, "same-aux" if has_aux else "same")
+    out = (value_and_grad if with_value else grad)(flat_fn, leaf_positions, None,
+                                                   has_aux)(*flat.leaves)
+
+    def rebuild(grads):
+        return flat.rebuild_all(positions, single, dict(zip(leaf_positions, grads)))
+    if with_value:
+        return out[0], rebuild(out[1])
+    if has_aux:
+        return rebuild(out[0]), out[1]
+    return rebuild(out)
 
 
 # ------------------------------------------------------------ return_ids

@@ -15,6 +15,7 @@ from ..frontend.build import Builder
 from ..frontend.parse import get_source_info
 from ..frontend import npmap
 from ..frontend.guards import FN
+from ..frontend.trees import check_result
 from ..compat import signature
 from ..ops.primitive import Primitive
 from ..opt import pipeline
@@ -93,6 +94,7 @@ def trace(fn, root, args, specs, weights=(), weight_paths=(), origin=(FN,)):
     after = getattr(fn, "__s2sad_named_after__", None)
     named = after(root) if after is not None else fn     # a wrapper names the user's function
     info = get_source_info(named)
+    check_result(result, info.loc(info.tree))
     if named is not fn:
         _locate_in(builder.ops, fn, info.loc(info.tree))
     # closures sharing one code object (gradients of gradients) have names of their own

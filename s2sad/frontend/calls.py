@@ -29,8 +29,8 @@ from . import resolve
 from .guards import Item
 from .control import returned
 from .closures import Closure, Partial
-from .values import (Bound, Spread, ListVal, Scope, is_const, const_value, canon, is_tensor,
-                     is_library)
+from .values import (Bound, Spread, ListVal, TreeVal, Scope, is_const, const_value, canon,
+                     is_tensor, is_library)
 
 MAX_INLINE_DEPTH = 200
 
@@ -203,6 +203,8 @@ class Calls:
             return self.call_closure(func, list(args), dict(kwargs), loc)
         if isinstance(func, tuple) and len(func) == 3 and func[0] == "list-method":
             return self.list_method(func[1], func[2], args, loc)
+        if isinstance(func, tuple) and len(func) == 3 and func[0] == "tree-method":
+            return self.tree_method(func[1], func[2], args, loc)
         if isinstance(func, Partial):
             return self.call_partial(func, args, kwargs, loc)
         if isinstance(func, tuple) and len(func) == 3 and func[0] == "runtime-method":
@@ -239,6 +241,9 @@ class Calls:
                                      kwargs, loc, receiver=Const(f.__self__))
         if getattr(type(f), "__s2sad_takes_inputs_whole__", False):
             return self.evaluate_on_objects(f, args, kwargs, loc)
+        structural = getattr(f, "__s2sad_structural__", None)
+        if structural is not None:      # rearranges abstract values while compiling
+            return structural(*args, **kwargs)
         if getattr(f, "__s2sad_constexpr__", False):
             if not (all(is_const(a) for a in args) and all(is_const(v) for v in kwargs.values())):
                 if getattr(f, "__s2sad_takes_inputs_whole__", False):  # ``grad(net, 0, weights)``
@@ -283,6 +288,7 @@ class Calls:
         if all(is_const(a) for a in args) and all(is_const(v) for v in kwargs.values()):
             self.read_whole(func, args, kwargs)
             return self.evaluate(f, args, kwargs, loc)
+        args = self.dict_keys_for(f, args)
         special = self.call_special(f, args, kwargs, loc)
         if special is not None:
             return special
@@ -294,6 +300,8 @@ class Calls:
                 return Const(len(args[0].items))
             if isinstance(args[0], tuple):
                 return Const(len(args[0]))
+            if isinstance(args[0], TreeVal) and isinstance(args[0].obj, dict):
+                return Const(len(args[0].obj))
             return self.emit(A.GetItem(), [self.emit(A.Shape(), [args[0]], loc), Const(0)], loc)
         special = resolve.runtime_builtin(f)
         if special is not None:

@@ -20,7 +20,7 @@ from ..ops.operations import array_ops as A
 from . import resolve
 from .guards import Globals, Item
 from .control import NeedsConstant, unmerged_in
-from .values import Bound, ListVal, is_const, const_value, freeze
+from .values import Bound, ListVal, TreeVal, is_const, const_value, freeze
 
 _BINOPS = {
     gast.Add: (operator.add, M.Add),
@@ -136,6 +136,10 @@ class Expressions:
     def getattr(self, base, name, loc):
         if isinstance(base, ListVal):
             return ("list-method", base, name)
+        if isinstance(base, TreeVal):
+            return self.tree_attribute(base, name, loc)
+        if isinstance(base, tuple) and name in getattr(type(base), "_fields", ()):
+            return getattr(base, name)          # a namedtuple's field
         if isinstance(base, Const):
             try:
                 value = getattr(base.value, name)
@@ -306,6 +310,8 @@ class Expressions:
         return self.getitem(base, index, scope.info.loc(node))
 
     def getitem(self, base, index, loc):
+        if isinstance(base, TreeVal):
+            return self.tree_item(base, index, loc)
         if isinstance(base, ListVal):
             if is_const(index) and isinstance(const_value(index), slice):
                 return ListVal(base.items[const_value(index)], self.ops)

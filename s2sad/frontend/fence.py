@@ -29,7 +29,6 @@ _REJECTED = {
     gast.ImportFrom: "imports are not supported inside a differentiated function; import at module level",
     gast.NamedExpr: "assignment expressions (':=') are not supported",
     gast.Set: "set displays are not supported",
-    gast.Dict: "dict displays are not supported",
 }
 
 

@@ -15,7 +15,7 @@ from ..ops.operations import array_ops as A
 from ..ops.operations import runtime_ops as R
 from . import resolve
 from .control import ESC, RET, RETVAL, BRK
-from .values import ListVal, is_const, const_value, freeze, is_tensor
+from .values import ListVal, TreeVal, is_const, const_value, freeze, is_tensor
 
 
 class Statements:
@@ -143,6 +143,8 @@ class Statements:
             return list(items)
         if isinstance(items, ListVal):
             return list(items.items)
+        if isinstance(items, TreeVal):
+            return self.tree_keys(items)
         if isinstance(items, Const):
             v = items.value
             if isinstance(v, (range, tuple, list)) or hasattr(v, "__iter__") and not isinstance(

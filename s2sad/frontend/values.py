@@ -124,3 +124,18 @@ def is_library(fn):
 def is_tensor(value):
     """Whether ``value`` is an s2sad Tensor (a Parameter included)."""
     return isinstance(value, Tensor)
+
+
+class TreeVal:
+    """A container of abstract values with a structure known while compiling.
+
+    ``obj`` is a dict of abstract values (a dict argument of the functional
+    API, or a dict display), or an object (a dataclass, a registered pytree
+    class) whose attributes are.  Its items are read with keys, and its
+    attributes by name, known while compiling (``trees.py``).
+    """
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj):
+        self.obj = obj
