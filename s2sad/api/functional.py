@@ -282,8 +282,9 @@ def _make_grad(fn, positions, single, weights, has_aux, with_value):
     gf = selected_grad_function(fn, has_aux, weights, positions, mode, single=single)
     aux_outputs = aux_outputs_of["value_and_grad" if with_value else "grad"]
 
-    def tree_grad(args):
-        return _tree_grad(fn, positions, single, weights, has_aux, with_value, args)
+    def tree_grad(args, inspect_only=False):
+        return _tree_grad(fn, positions, single, weights, has_aux, with_value, args,
+                          inspect_only)
 
     if with_value:
         def value_and_grad_fn(*args):
@@ -295,7 +296,7 @@ def _make_grad(fn, positions, single, weights, has_aux, with_value):
             rest, layout = arrangement(positions, len(args))
             grads = gf(take_at(args, positions), take_at(args, rest), layout)
             return value, select(grads, mode, single)
-        return _inspectable(value_and_grad_fn, gf, positions)
+        return _inspectable(value_and_grad_fn, gf, positions, tree_grad)
 
     if has_aux:
         def grad_aux_fn(*args):
@@ -305,7 +306,7 @@ def _make_grad(fn, positions, single, weights, has_aux, with_value):
             rest, layout = arrangement(positions, len(args))
             grads = gf(take_at(args, positions), take_at(args, rest), layout)
             return select(grads, mode, single), aux
-        return _inspectable(grad_aux_fn, gf, positions)
+        return _inspectable(grad_aux_fn, gf, positions, tree_grad)
 
     def grad_fn(*args):
         if has_trees(args):
@@ -316,16 +317,17 @@ def _make_grad(fn, positions, single, weights, has_aux, with_value):
     if positions == (0,) and single and weights is None and not has_aux \
             and inspect.isfunction(fn):
         grad_fn.__s2sad_first_grad_of__ = (fn, 1)       # grad(grad_fn) continues the chain
-    return _inspectable(grad_fn, gf, positions)
+    return _inspectable(grad_fn, gf, positions, tree_grad)
 
 
-def _tree_grad(fn, positions, single, weights, has_aux, with_value, args):
+def _tree_grad(fn, positions, single, weights, has_aux, with_value, args, inspect_only=False):
     """``grad``/``value_and_grad`` of arguments holding dicts and other pytrees.
 
     The flat function (``trees.py``) of this call's structures is
     differentiated at the runtime leaves of the arguments asked for; each
     argument's gradient mirrors its structure, with None for a leaf that is
-    a Python number (a constant, as in a tuple argument).
+    a Python number (a constant, as in a tuple argument).  ``inspect_only``:
+    the compiled code instead (``get_source``).
     """
     api = "value_and_grad" if with_value else "grad"
     if weights is not None:
@@ -341,8 +343,10 @@ def _tree_grad(fn, positions, single, weights, has_aux, with_value, args):
             return fn(*args), ()
         return ((), aux_outputs_of["grad"](fn(*args))) if has_aux else ()
     flat_fn = T.flat_function(fn, flat.key, "same-aux" if has_aux else "same")
-    out = (value_and_grad if with_value else grad)(flat_fn, leaf_positions, None,
-                                                   has_aux)(*flat.leaves)
+    flat_grad = (value_and_grad if with_value else grad)(flat_fn, leaf_positions, None, has_aux)
+    if inspect_only:        # get_source/get_ir: what this call compiles
+        return flat_grad.__s2sad_compiled__(*flat.leaves)
+    out = flat_grad(*flat.leaves)
 
     def rebuild(grads):
         return flat.rebuild_all(positions, single, dict(zip(leaf_positions, grads)))
@@ -453,11 +457,14 @@ def get_grad(gradients: Any, identifier: Any) -> Any:
     return found
 
 
-def _inspectable(wrapper, gf, positions):
-    """Let ``s2sad.get_source``/``get_ir`` read what ``wrapper``'s calls run."""
+def _inspectable(wrapper, gf, positions, tree_grad):
+    """Let ``s2sad.get_source``/``get_ir`` read what ``wrapper``'s calls run
+    (for pytree arguments, the gradient of the flat function ``tree_grad`` uses)."""
     def compiled(*args):
         if not args:
             return gf.last
+        if has_trees(args):
+            return tree_grad(args, inspect_only=True)
         rest, layout = arrangement(positions, len(args))
         return gf.compiled(take_at(args, positions), take_at(args, rest), layout)
     wrapper.__s2sad_compiled__ = compiled

@@ -189,11 +189,9 @@ def test_grad_of_a_dict_output_is_a_clear_error():
 
 
 def test_generated_code_names_leaves_after_keys():
-    from s2sad.api.trees import FlatArgs, flat_function
-    flat = FlatArgs(({"w": W, "b": B}, X))
-    g = s2sad.grad(flat_function(loss_dict, flat.key, "same"), (0, 1, 2))
-    source = s2sad.get_source(g, *flat.leaves)
+    source = s2sad.get_source(s2sad.grad(loss_dict, (0, 1)), {"w": W, "b": B}, X)
     assert "def loss_dict_grad(p_b, p_w, x)" in source
+    assert "return (d_p_b, d_p_w, d_x)" in source
 
 
 # ---------------------------------------------------------------- vjp/jvp
