@@ -204,7 +204,7 @@ class Calls:
         if isinstance(func, tuple) and len(func) == 3 and func[0] == "list-method":
             return self.list_method(func[1], func[2], args, loc)
         if isinstance(func, tuple) and len(func) == 3 and func[0] == "tree-method":
-            return self.tree_method(func[1], func[2], args, loc)
+            return self.tree_method(func[1], func[2], args, kwargs, loc)
         if isinstance(func, Partial):
             return self.call_partial(func, args, kwargs, loc)
         if isinstance(func, tuple) and len(func) == 3 and func[0] == "runtime-method":

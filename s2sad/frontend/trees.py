@@ -8,6 +8,7 @@ item or attribute with a key known while compiling, ``items()``/``keys()``/
 while compiling, as for tuples; anything else is refused with an error.
 """
 import builtins
+import inspect
 
 from ..errors import CompileError
 from ..ir.nodes import Var, Const
@@ -71,13 +72,25 @@ class Trees:
                 return ("tree-method", tree, name)
             raise CompileError("dict.%s is not supported inside differentiated code; use "
                                "one of %s" % (name, ", ".join(_DICT_METHODS)), loc)
+        on_class = getattr(type(tree.obj), name, None)
+        if name not in getattr(tree.obj, "__dict__", ()):
+            if inspect.isfunction(on_class):
+                return ("tree-method", tree, name)      # a method: inlined on the container
+            if isinstance(on_class, property) and inspect.isfunction(on_class.fget):
+                return self.call_function(on_class.fget, [], {}, loc, self_value=tree)
         try:
             return self.tree_value(getattr(tree.obj, name))
-        except AttributeError as e:
-            raise CompileError(str(e), loc)
+        except Exception as e:      # any error of the user's class, at the user's line
+            raise CompileError("reading attribute '%s' of a %s while compiling raised %s: %s"
+                               % (name, type(tree.obj).__name__, type(e).__name__, e), loc)
 
-    def tree_method(self, tree, name, args, loc):
+    def tree_method(self, tree, name, args, kwargs, loc):
         d = tree.obj
+        if not isinstance(d, dict):
+            return self.call_function(getattr(type(d), name), list(args), kwargs, loc,
+                                      self_value=tree)
+        if kwargs:
+            raise CompileError("dict.%s takes no keyword arguments" % name, loc)
         if name == "get" and 1 <= len(args) <= 2:
             if not is_const(args[0]):
                 raise NeedsConstant("a dict key must be known while compiling", loc)

@@ -156,6 +156,37 @@ def test_grad_of_dict_with_items_loop_get_and_len():
     assert_tree_close(s2sad.grad(loss)(params), fd_tree_grad(loss, (params,), 0))
 
 
+class Layer:
+    """A registered container whose loss is written with a method and a property."""
+
+    __slots__ = ("w", "b")
+
+    def __init__(self, w, b):
+        self.w = w
+        self.b = b
+
+    @property
+    def scale(self):
+        return np.exp(self.b).sum()
+
+    def apply(self, x, power=2):
+        return (np.tanh(x @ self.w) ** power).sum() * self.scale
+
+
+s2sad.register_pytree_node(Layer, lambda l: ((l.w, l.b), None), lambda aux, c: Layer(*c))
+
+
+def test_methods_and_properties_of_a_container_are_inlined():
+    def loss(layer, x):
+        return layer.apply(x, power=3)
+    layer = Layer(W, B)
+    g = s2sad.grad(loss)(layer, X)
+    assert isinstance(g, Layer)
+    want = fd_tree_grad(loss, (layer, X), 0)
+    np.testing.assert_allclose(g.w, want.w, rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(g.b, want.b, rtol=1e-6, atol=1e-7)
+
+
 def test_python_number_leaves_are_constants_with_none_gradients():
     def loss(p):
         return (p["w"] * p["k"]).sum()
