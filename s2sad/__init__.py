@@ -13,6 +13,8 @@ from .opt.options import options
 from .api import (grad, value_and_grad, get_grad, vjp, jvp, vmap, jacfwd, jacrev, hessian,
                   Jacobian, Hessian, check_grads, GradCheckError, get_source, get_ir, jit, ms_function,
                   jit_class, ms_class, JitEagerWarning)
+from .api.pytree import (register_pytree_node, tree_flatten, tree_unflatten, tree_leaves,
+                         tree_structure, tree_map)
 from .errors import S2SADError, CompileError, UnsupportedSyntaxError, NoGradientRuleError
 from .common import set_seed, get_seed
 from . import context

@@ -16,6 +16,7 @@ from ..tensor import Tensor
 from .args import leaves_of
 from .gradoperation import GradOperation
 from .vjp_jvp import jvp
+from .trees import FlatArgs, flat_function, has_trees
 
 
 class GradCheckError(AssertionError):
@@ -80,12 +81,17 @@ def check_grads(fn: Callable[..., Any], args: Sequence[Any], order: int = 1,
     """Raise ``GradCheckError`` unless every mode agrees with finite differences.
 
     ``fn`` is a function or Cell of runtime inputs ``args`` (Tensors or
-    arrays, promoted to float64). ``order=2`` also checks the derivative of a
+    arrays, promoted to float64, or dicts and other pytrees of them). ``order=2`` also checks the derivative of a
     random directional gradient (reverse over reverse, forward over reverse).
     Returns the largest relative mismatch.
     """
     if order not in (1, 2):
         raise ValueError("check_grads supports order=1 or order=2")
+    if has_trees(args) or has_trees((fn(*args),)):
+        # dicts and other pytrees: check the function of their leaves (trees.py)
+        flat = FlatArgs(tuple(args))
+        return check_grads(flat_function(fn, flat.key, "leaves"), flat.leaves, order, modes,
+                           eps, rtol, atol, seed)
     rng = np.random.default_rng(seed)
     args = tuple(_to64(a) for a in args)
     if order == 2:

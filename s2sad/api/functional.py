@@ -20,6 +20,7 @@ from __future__ import annotations
 import inspect
 from typing import Any, Callable, Optional, Sequence, Union
 
+from ..frontend.trees import TreeOutput
 from .. import driver as G
 from .. import tracebacks
 from ..compat import signature
@@ -29,6 +30,8 @@ from ..tensor import Weights
 from .gradoperation import GradOperation
 from .gradfunction import GradFunction
 from .inputs import UnfitInput, name_input, warn_constants
+from . import trees as T
+from .trees import has_trees
 from .fastpath import PackedFastPath
 from .args import check_has_aux, target_of
 from .packing import arrangement, aux_outputs_of, memoized, packed_function, select, take_at
@@ -97,13 +100,21 @@ class _SelectedGrad(GradFunction):
         self.user_names = user_names
         self._layout_specs = {}
         self._fast_packed = None
+        self.head_gradient = None   # see ``_two_passes``
 
     def __call__(self, sel, *rest):
         try:
             fast = self._fast_packed
             if fast is not None and fast.matches(self, sel, rest):
                 return fast.run(self, sel, rest[0])
+            if self.head_gradient is not None:
+                return self._two_passes(sel, rest)
             return self._call_selected(sel, rest)
+        except TreeOutput:
+            if not self.with_value or self.head_gradient is not None:
+                raise
+            self.head_gradient = self.head_gradient_function()
+            return self._two_passes(sel, rest)
         except UnfitInput as err:
             sens = rest[-1] if self.grad_op.sens_param and rest else None
             raise name_input(err, sel, self.param_names(), self.positions, sens) from None
@@ -112,6 +123,11 @@ class _SelectedGrad(GradFunction):
 
     def param_names(self):
         return self.user_names
+
+    def _two_passes(self, sel, rest):
+        """``(value, gradients)`` when the output holds a dict (an aux) compiled code
+        cannot return: the value from an eager run, the gradients of its first output."""
+        return self.eager_value((sel,) + rest), self.head_gradient(sel, *rest)
 
     def _call_selected(self, sel, rest):
         sel_specs = tuple(map(G.arg_spec, sel))
@@ -166,9 +182,12 @@ def selected_grad_function(fn, has_aux, weights, positions, mode, sens_param=Fal
     op = GradOperation(get_all=(mode == "both"), get_by_list=(mode != "inputs"),
                        sens_param=sens_param)
     packed = packed_function(fn, has_aux and not with_value)
-    return _SelectedGrad(packed, weights if mode != "inputs" else None, op, positions,
-                         user_param_names(fn), single, with_value,
-                         head_only=has_aux and with_value)
+    gf = _SelectedGrad(packed, weights if mode != "inputs" else None, op, positions,
+                       user_param_names(fn), single, with_value, head_only=has_aux and with_value)
+    if with_value:
+        gf.head_gradient_function = lambda: selected_grad_function(
+            fn, has_aux, weights, positions, mode, sens_param, single)
+    return gf
 
 
 def _mode(positions, weights):
@@ -294,30 +313,77 @@ def _make_grad(fn, positions, single, weights, has_aux, with_value):
         gf = selected_grad_function(fn, has_aux, weights, positions, mode, single=single)
     aux_outputs = aux_outputs_of["value_and_grad" if with_value else "grad"]
 
+    def tree_grad(args, inspect_only=False):
+        return _tree_grad(fn, positions, single, weights, has_aux, with_value, args,
+                          inspect_only)
+
     if with_value:
         def value_and_grad_fn(*args):
+            if has_trees(args):
+                return tree_grad(args)
             rest, layout = arrangement(positions, len(args))
             value, grads = gf(take_at(args, positions), take_at(args, rest), layout)
             if has_aux:
                 aux_outputs(value)
             return value, select(grads, mode, single)
-        return _inspectable(value_and_grad_fn, gf, positions)
+        return _inspectable(value_and_grad_fn, gf, positions, tree_grad)
 
     if has_aux:
         def grad_aux_fn(*args):
+            if has_trees(args):
+                return tree_grad(args)
             rest, layout = arrangement(positions, len(args))
             value, grads = gf(take_at(args, positions), take_at(args, rest), layout)
             return select(grads, mode, single), aux_outputs(value)
-        return _inspectable(grad_aux_fn, gf, positions)
+        return _inspectable(grad_aux_fn, gf, positions, tree_grad)
 
     def grad_fn(*args):
+        if has_trees(args):
+            return tree_grad(args)
         rest, layout = arrangement(positions, len(args))
         grads = gf(take_at(args, positions), take_at(args, rest), layout)
         return select(grads, mode, single)
     if positions == (0,) and single and weights is None and not has_aux \
             and inspect.isfunction(fn):
         grad_fn.__s2sad_first_grad_of__ = (fn, 1)       # grad(grad_fn) continues the chain
-    return _inspectable(grad_fn, gf, positions)
+    return _inspectable(grad_fn, gf, positions, tree_grad)
+
+
+def _tree_grad(fn, positions, single, weights, has_aux, with_value, args, inspect_only=False):
+    """``grad``/``value_and_grad`` of arguments holding dicts and other pytrees.
+
+    The flat function (``trees.py``) of this call's structures is
+    differentiated at the runtime leaves of the arguments asked for; each
+    argument's gradient mirrors its structure, with None for a leaf that is
+    a Python number (a constant, as in a tuple argument).  ``inspect_only``:
+    the compiled code instead (``get_source``).
+    """
+    api = "value_and_grad" if with_value else "grad"
+    if weights is not None:
+        raise ValueError("For '%s', 'weights' cannot be combined with dict, namedtuple, "
+                         "dataclass or registered-container arguments; pass the parameters "
+                         "in a dict argument instead" % api)
+    arrangement(positions, len(args))           # the positions exist
+    flat = T.FlatArgs(args)
+    leaf_positions = flat.runtime_leaves(positions)
+    if not leaf_positions:
+        T.warn_all_constant(api, positions)
+        if with_value:
+            return fn(*args), ()
+        return ((), aux_outputs_of["grad"](fn(*args))) if has_aux else ()
+    flat_fn = T.flat_function(fn, flat.key, "same-aux" if has_aux else "same")
+    flat_grad = (value_and_grad if with_value else grad)(flat_fn, leaf_positions, None, has_aux)
+    if inspect_only:        # get_source/get_ir: what this call compiles
+        return flat_grad.__s2sad_compiled__(*flat.leaves)
+    out = flat_grad(*flat.leaves)
+
+    def rebuild(grads):
+        return flat.rebuild_all(positions, single, dict(zip(leaf_positions, grads)))
+    if with_value:
+        return out[0], rebuild(out[1])
+    if has_aux:
+        return rebuild(out[0]), out[1]
+    return rebuild(out)
 
 
 # ------------------------------------------------------------ return_ids
@@ -420,11 +486,14 @@ def get_grad(gradients: Any, identifier: Any) -> Any:
     return found
 
 
-def _inspectable(wrapper, gf, positions):
-    """Let ``s2sad.get_source``/``get_ir`` read what ``wrapper``'s calls run."""
+def _inspectable(wrapper, gf, positions, tree_grad):
+    """Let ``s2sad.get_source``/``get_ir`` read what ``wrapper``'s calls run
+    (for pytree arguments, the gradient of the flat function ``tree_grad`` uses)."""
     def compiled(*args):
         if not args:
             return gf.last
+        if has_trees(args):
+            return tree_grad(args, inspect_only=True)
         rest, layout = arrangement(positions, len(args))
         return gf.compiled(take_at(args, positions), take_at(args, rest), layout)
     wrapper.__s2sad_compiled__ = compiled

@@ -17,6 +17,10 @@ from .args import (as_like, aux_bare, check_aux_output, check_has_aux, check_sca
                    is_tensor_like, leaves_of, raw, refused_inside, target_of, wrap_out)
 from .functional import Positions, grad, normalize_positions, selected_grad_function
 from .packing import arrangement, take_at
+from . import trees as T
+from .pytree import tree_structure
+from .trees import has_trees
+from ..frontend.trees import TreeOutput
 from .vjp_jvp import jvp_compiled, refuse_complex_inputs
 from ..tensor import Tensor
 
@@ -67,10 +71,14 @@ def jacfwd(fn: Callable[..., Any], grad_position: Positions = 0,
     positions, single = normalize_positions(grad_position, "jacfwd")
 
     def jacfwd_fn(*args):
+        if has_trees(args):
+            return _tree_jacobian(jacfwd, fn, positions, single, has_aux, args, fn(*args))
         _check_jac_args(args, positions, "jacfwd")
         refuse_complex_inputs(fn, args, "jacfwd")
         try:
             entry, root, specs = jvp_compiled(fn, args)
+        except TreeOutput:      # a dict output: its leaves through a flat function
+            return _tree_jacobian(jacfwd, fn, positions, single, has_aux, args, fn(*args))
         except S2SADError as err:
             raise tracebacks.for_user(err)
         flat = G.flatten_runtime(args, specs)
@@ -138,11 +146,15 @@ def jacrev(fn: Callable[..., Any], grad_position: Positions = 0,
     gf = selected_grad_function(fn, has_aux, None, positions, "inputs", sens_param=True)
 
     def jacrev_fn(*args):
+        if has_trees(args):
+            return _tree_jacobian(jacrev, fn, positions, single, has_aux, args, fn(*args))
         _check_jac_args(args, positions, "jacrev")
         out = fn(*args)
         if has_aux:
             check_aux_output(out, "jacrev")
         head = out[0] if has_aux else out
+        if has_trees((head,)):
+            return _tree_jacobian(jacrev, fn, positions, single, has_aux, args, out)
         out_leaves = leaves_of(head)
         rest, layout = arrangement(positions, len(args))
         sel, rest_args = take_at(args, positions), take_at(args, rest)
@@ -190,11 +202,51 @@ def hessian(fn: Callable[..., Any], grad_position: Positions = 0) -> Callable[..
     outer = jacfwd(inner, grad_position)
 
     def hessian_fn(*args):
+        if has_trees(args):
+            return _tree_hessian(fn, positions, single, args)
         _check_jac_args(args, positions, "hessian")
         check_scalar(fn(*args), "hessian", "jacrev")
         return outer(*args)
     hessian_fn.__s2sad_stage__ = refused_inside("the function hessian(...) returns", _JAC_INSTEAD)
     return hessian_fn
+
+
+# ------------------------------------------------------------------ pytrees
+def _tree_jacobian(jac_api, fn, positions, single, has_aux, args, out):
+    """``jacfwd``/``jacrev`` of a function of pytrees: JAX's nesting, the output's
+    structure outside and the arguments' inside, None at a Python-number leaf."""
+    api = jac_api.__name__
+    arrangement(positions, len(args))
+    if has_aux:
+        check_aux_output(out, api)
+    head = out[0] if has_aux else out
+    flat = T.FlatArgs(args)
+    leaf_positions = _runtime_leaf_positions(flat, positions, api)
+    flat_fn = T.flat_function(fn, flat.key, "head-leaves" if has_aux else "leaves")
+    jac = jac_api(flat_fn, leaf_positions)(*flat.leaves)
+    rows = [flat.rebuild_all(positions, single, dict(zip(leaf_positions, row))) for row in jac]
+    result = tree_structure(head).unflatten(rows)
+    return (result, aux_bare(out)) if has_aux else result
+
+
+def _tree_hessian(fn, positions, single, args):
+    """``hessian`` of a function of pytrees: the arguments' structure, twice nested."""
+    arrangement(positions, len(args))
+    check_scalar(fn(*args), "hessian", "jacrev")
+    flat = T.FlatArgs(args)
+    leaf_positions = _runtime_leaf_positions(flat, positions, "hessian")
+    h = hessian(T.flat_function(fn, flat.key, "same"), leaf_positions)(*flat.leaves)
+    rows = {i: flat.rebuild_all(positions, single, dict(zip(leaf_positions, row)))
+            for i, row in zip(leaf_positions, h)}
+    return flat.rebuild_all(positions, single, rows)
+
+
+def _runtime_leaf_positions(flat, positions, api):
+    leaf_positions = flat.runtime_leaves(positions)
+    if not leaf_positions:
+        raise TypeError("For '%s', the inputs at grad_position %s hold no Tensor or array "
+                        "(Python numbers are constants)" % (api, positions))
+    return leaf_positions
 
 
 for _api in (jacfwd, jacrev, hessian):

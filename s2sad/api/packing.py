@@ -196,11 +196,14 @@ def _named_like(packed, fn, skip):
         return fn if fn is not None else type(root).construct
 
     def hints(root, args, default):
-        try:
-            params = list(signature(user_fn(root)).parameters.values())[skip:]
-        except (TypeError, ValueError):
-            return default
-        names = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        names = getattr(user_fn(root), "__s2sad_params__", None)    # a flat pytree function's
+        if names is None:
+            try:
+                params = list(signature(user_fn(root)).parameters.values())[skip:]
+            except (TypeError, ValueError):
+                return default
+            names = [p.name for p in params
+                     if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
         sel, rest, layout = args
         if not isinstance(layout, tuple) or len(layout) != len(sel) + len(rest):
             return default
@@ -212,6 +215,9 @@ def _named_like(packed, fn, skip):
     def named_after(root):
         """The function the generated code, its header and locations are named after."""
         target = user_fn(root)
+        after = getattr(target, "__s2sad_named_after__", None)
+        if after is not None:
+            return after(root)
         return target if inspect.isfunction(target) else packed
 
     packed.__s2sad_arg_hints__ = hints

@@ -13,6 +13,7 @@ import numpy as np
 from .. import driver as G
 from .. import tracebacks
 from ..frontend.values import const_value, is_const
+from ..frontend.trees import TreeOutput
 from ..ir import Var
 from ..errors import CompileError, S2SADError
 from .gradoperation import GradOperation
@@ -22,6 +23,9 @@ from .args import (as_like, as_tuple, aux_bare, check_aux_output, check_has_aux,
                    is_tensor_like, raw, refused_inside, target_of, wrap_out)
 from .functional import user_param_names
 from .packing import first_output, memoized
+from . import trees as T
+from .pytree import tree_leaves
+from .trees import has_trees
 from ..tensor import Tensor
 
 
@@ -40,6 +44,8 @@ def vjp(fn: Callable[..., Any], *inputs: Any, has_aux: bool = False) -> Tuple[An
     out = fn(*inputs)
     if has_aux:
         check_aux_output(out, "vjp")
+    if has_trees(inputs) or has_trees((out[0] if has_aux else out,)):
+        return _tree_vjp(fn, inputs, out, has_aux)
     gf = GradOperation(get_all=True, sens_param=True)(first_output(fn) if has_aux else fn)
 
     def vjp_fn(*v):
@@ -49,6 +55,35 @@ def vjp(fn: Callable[..., Any], *inputs: Any, has_aux: bool = False) -> Tuple[An
 
     if has_aux:
         return out[0], vjp_fn, aux_bare(out)
+    return out, vjp_fn
+
+
+def _tree_vjp(fn, inputs, out, has_aux):
+    """``vjp`` where the inputs or the output hold dicts or other pytrees.
+
+    The cotangent ``v`` must have the output's structure; each input's
+    cotangent mirrors the input (None at a Python-number leaf), and inputs
+    without any array leaf get none, as constants elsewhere.
+    """
+    head = out[0] if has_aux else out
+    flat = T.FlatArgs(inputs)
+    gf = GradOperation(get_all=True, sens_param=True)(
+        T.flat_function(fn, flat.key, "head-leaves" if has_aux else "leaves"))
+    runtime = flat.runtime_leaves(range(len(inputs)))
+    with_leaves = [p for p in range(len(inputs)) if any(i in runtime for i in flat.leaf_range(p))]
+
+    def vjp_fn(*v):
+        if not v:
+            raise TypeError("vjp_fn takes the cotangent 'v', mirroring the output of 'fn'")
+        v = v[0] if len(v) == 1 else tuple(v)
+        T.check_same_structure("vjp", "the cotangent 'v'", head, v)
+        sens = tuple(np.asarray(c, dtype=float) if isinstance(c, (int, float)) else c
+                     for c in tree_leaves(v))           # a Python number for a scalar output
+        cotangents = gf(*flat.leaves, sens) if runtime else ()
+        return flat.rebuild_all(with_leaves, False, dict(zip(runtime, cotangents)))
+
+    if has_aux:
+        return head, vjp_fn, aux_bare(out)
     return out, vjp_fn
 
 
@@ -93,6 +128,30 @@ def _jvp_raw(fn, inputs, v):
     return entry.fn(*flat, *entry.inputs.read(root, target_of(fn)[0]), *tangents)
 
 
+def _tree_jvp(fn, inputs, v):
+    """``jvp`` of inputs holding dicts or other pytrees: ``v`` mirrors ``inputs``.
+
+    The flat function returns the output's leaves and its structure's key,
+    so the output and its tangent come back in the output's structure
+    whatever it is.  A Python-number leaf is a constant: its tangent is not used.
+    """
+    if len(v) != len(inputs):
+        raise ValueError("For 'jvp', 'v' must have one tangent per input, but got %d inputs "
+                         "and %d tangents" % (len(inputs), len(v)))
+    for i, (a, t) in enumerate(zip(inputs, v)):
+        T.check_same_structure("jvp", "the tangent at position %d" % i, a, t)
+    flat = T.FlatArgs(inputs)
+    tangents = tree_leaves(v)
+    tangents = [t if flat.runtime(i) else flat.leaves[i] for i, t in enumerate(tangents)]
+    out, t_out = _jvp_raw(T.flat_function(fn, flat.key, "leaves-key"), tuple(flat.leaves),
+                          tuple(tangents))
+    tensor_in = any(isinstance(a, Tensor) for a in flat.leaves)
+    out = (tuple(wrap_out(o, tensor_in) for o in out[0]), out[1])
+    t_out = (tuple(wrap_out(_materialize_zeros(o, t), tensor_in)
+                   for o, t in zip(out[0], t_out[0])), t_out[1])
+    return T.rebuild_output(out, t_out)
+
+
 def refuse_complex_inputs(fn, values, api, what=None):
     """A TypeError naming the argument when one of ``values`` holds a complex leaf."""
     try:
@@ -116,7 +175,13 @@ def jvp(fn: Callable[..., Any], inputs: Any, v: Any, has_aux: bool = False) -> T
     inputs = as_tuple(inputs)
     v = as_tuple(v)
     try:
-        out, t_out = _jvp_raw(fn, inputs, v)
+        if has_trees(inputs) or has_trees(v):
+            out, t_out = _tree_jvp(fn, inputs, v)
+        else:
+            try:
+                out, t_out = _jvp_raw(fn, inputs, v)
+            except TreeOutput:      # a dict output: its leaves through a flat function
+                out, t_out = _tree_jvp(fn, inputs, v)
     except S2SADError as err:
         raise tracebacks.for_user(err)
     t_out = _materialize_zeros(out, t_out)

@@ -14,7 +14,8 @@ from ..ir.nodes import Var, Const, Func, Op, leaves, map_structure
 from ..ir import control as C
 from ..frontend import resolve
 from ..frontend.calls import _step
-from ..frontend.values import is_const, const_value, check_result
+from ..frontend.values import is_const, const_value
+from ..frontend.trees import check_result
 from ..opt import pipeline
 from ..ad.reverse import reverse
 from ..ad.forward import forward

@@ -13,9 +13,9 @@ from ..ir import Const, Func
 from ..ir.nodes import walk_ops
 from ..frontend.build import Builder
 from ..frontend.parse import get_source_info
-from ..frontend.values import check_result
 from ..frontend import npmap
 from ..frontend.guards import FN
+from ..frontend.trees import check_result
 from ..compat import signature
 from ..ops.primitive import Primitive
 from ..opt import pipeline

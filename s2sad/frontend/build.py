@@ -10,11 +10,12 @@ point (``call``), which is what makes rules differentiable again.
 
 Abstract values during the walk are ``Var`` (runtime), ``Const`` (known), a
 Python ``tuple`` of abstract values (tuples are compile-time structure) or a
-``Bound`` method of a runtime value (``x.sum``).
+``Bound`` method of a runtime value (``x.sum``), or a ``TreeVal`` (a dict or
+other container of the functional API's pytrees, ``trees.py``).
 
 ``Builder`` is put together from one mixin per part of the walk, each in its
 own module: ``statements``, ``expressions``, ``calls``, ``control``
-(branches), ``loops``, ``closures`` and ``alias`` (writes in place), over the
+(branches), ``loops``, ``closures``, ``alias`` (writes in place) and ``trees``, over the
 ``Emitter`` that holds the op list.  What is left here is the state they
 share and the types of the differentiated function's inputs.
 """
@@ -32,10 +33,12 @@ from .control import ControlFlow
 from .loops import Loops
 from .closures import Closures
 from .alias import Aliasing
-from .values import ListVal, FrozenList
+from .trees import Trees
+from .values import ListVal, FrozenList, TreeVal
 
 
-class Builder(Statements, Expressions, Calls, Loops, ControlFlow, Closures, Aliasing, Emitter):
+class Builder(Statements, Expressions, Calls, Loops, ControlFlow, Closures, Aliasing, Trees,
+              Emitter):
     """Stages one program's operations into a list of SSA ops."""
 
     def __init__(self, root=None):
@@ -89,8 +92,8 @@ class Builder(Statements, Expressions, Calls, Loops, ControlFlow, Closures, Alia
             return Const(check(list))
         if isinstance(value, tuple):
             return Const(check(tuple))
-        if isinstance(value, dict):
-            return Const(check(dict))
+        if isinstance(value, TreeVal):
+            return Const(check(type(value.obj)))
         if not isinstance(value, Var):
             return None
         known = self.inputs.type_of(value)

@@ -29,8 +29,8 @@ from . import resolve
 from .guards import Item
 from .control import returned
 from .closures import Closure, Partial
-from .values import (Bound, Spread, ListVal, Scope, is_const, const_value, canon, is_tensor,
-                     is_library)
+from .values import (Bound, Spread, ListVal, TreeVal, Scope, is_const, const_value, canon,
+                     is_tensor, is_library)
 
 MAX_INLINE_DEPTH = 200
 
@@ -88,14 +88,14 @@ class Calls:
                 if param.kind is inspect.Parameter.VAR_POSITIONAL:
                     val = tuple(val)
                 elif param.kind is inspect.Parameter.VAR_KEYWORD:
-                    val = dict(val)     # read back only by ``**name`` in a call
+                    val = TreeVal(dict(val))    # read by key, or passed on by ``**name``
                 env[name] = val
             elif param.default is not inspect.Parameter.empty:
                 env[name] = self.lift(param.default, _default_path(fn, path, name, param))
             elif param.kind is inspect.Parameter.VAR_POSITIONAL:
                 env[name] = ()
             elif param.kind is inspect.Parameter.VAR_KEYWORD:
-                env[name] = {}
+                env[name] = TreeVal({})
         return env
 
     def _inlined_loc(self, fn, loc):
@@ -169,8 +169,8 @@ class Calls:
         if isinstance(value, Const) and isinstance(value.value, dict) and \
                 all(isinstance(k, str) for k in value.value):
             return {k: self.lift(v) for k, v in value.value.items()}
-        if isinstance(value, dict):
-            return value
+        if isinstance(value, TreeVal) and isinstance(value.obj, dict):
+            return dict(value.obj)
         raise CompileError("**%s in %s needs a dict with keys known while compiling"
                            % (describe_node(node), what), scope.info.loc(node))
 
@@ -204,8 +204,8 @@ class Calls:
             return self.call_closure(func, list(args), dict(kwargs), loc)
         if isinstance(func, tuple) and len(func) == 3 and func[0] == "list-method":
             return self.list_method(func[1], func[2], args, loc)
-        if isinstance(func, tuple) and len(func) == 3 and func[0] == "dict-method":
-            return self.dict_method(func[1], func[2], args, loc)
+        if isinstance(func, tuple) and len(func) == 3 and func[0] == "tree-method":
+            return self.tree_method(func[1], func[2], args, kwargs, loc)
         if isinstance(func, Partial):
             return self.call_partial(func, args, kwargs, loc)
         if isinstance(func, tuple) and len(func) == 3 and func[0] == "runtime-method":
@@ -244,6 +244,9 @@ class Calls:
                                      kwargs, loc, receiver=Const(f.__self__))
         if getattr(type(f), "__s2sad_takes_inputs_whole__", False):
             return self.evaluate_on_objects(f, args, kwargs, loc)
+        structural = getattr(f, "__s2sad_structural__", None)
+        if structural is not None:      # rearranges abstract values while compiling
+            return structural(*args, **kwargs)
         if getattr(f, "__s2sad_constexpr__", False):
             if not (all(is_const(a) for a in args) and all(is_const(v) for v in kwargs.values())):
                 if getattr(f, "__s2sad_takes_inputs_whole__", False):  # ``grad(net, 0, weights)``
@@ -288,6 +291,7 @@ class Calls:
         if all(is_const(a) for a in args) and all(is_const(v) for v in kwargs.values()):
             self.read_whole(func, args, kwargs)
             return self.evaluate(f, args, kwargs, loc)
+        args = self.dict_keys_for(f, args)
         special = self.call_special(f, args, kwargs, loc)
         if special is not None:
             return special
@@ -297,8 +301,10 @@ class Calls:
         if f is builtins.len and len(args) == 1:
             if isinstance(args[0], ListVal):
                 return Const(len(args[0].items))
-            if isinstance(args[0], (tuple, dict)):
+            if isinstance(args[0], tuple):
                 return Const(len(args[0]))
+            if isinstance(args[0], TreeVal) and isinstance(args[0].obj, dict):
+                return Const(len(args[0].obj))
             if isinstance(args[0], Var) and self.kinds.get(args[0].id) == (str,):
                 return self.runtime_call(functools.partial(R.PyCall, len, "len"), args, {}, loc)
             return self.emit(A.GetItem(), [self.emit(A.Shape(), [args[0]], loc), Const(0)], loc)

@@ -180,7 +180,7 @@ class Closures:
         """``{k: v for ...}`` over known sequences: a dict display, unrolled."""
         pairs = self._comprehension(
             node, scope, lambda: (self.dict_key(node.key, scope), self.eval(node.value, scope)))
-        return dict(pairs)
+        return self.dict_value(dict(pairs))
 
     def _comprehension(self, node, scope, element):
         """A comprehension over sequences known while compiling, unrolled."""

@@ -21,7 +21,7 @@ from ..ops.operations import runtime_ops as R
 from . import resolve
 from .guards import Globals, Item
 from .control import NeedsConstant, unmerged_in
-from .values import Bound, ListVal, is_const, const_value, freeze
+from .values import Bound, ListVal, TreeVal, is_const, const_value, freeze
 
 _BINOPS = {
     gast.Add: (operator.add, M.Add),
@@ -113,17 +113,6 @@ class Expressions:
         """A list literal: a ``ListVal`` (it may be appended to; ``x[[0, 2]]`` stays a list)."""
         return ListVal(self.ex_Tuple(node, scope), self.ops)
 
-    def ex_Dict(self, node, scope):
-        """A dict display: a Python dict of abstract values, its keys known while
-        compiling (read back by known keys, passed on by ``**d``)."""
-        out = {}
-        for k, v in zip(node.keys, node.values):
-            if k is None:       # ``{**other, ...}``
-                out.update(self.keyword_arguments(v, scope, what="a dict display"))
-            else:
-                out[self.dict_key(k, scope)] = self.eval(v, scope)
-        return out
-
     def dict_key(self, node, scope):
         key = self.eval(node, scope)
         if not is_const(key):
@@ -131,17 +120,6 @@ class Expressions:
                                "number), but this one is a runtime value",
                                scope.info.loc(node))
         return const_value(key)
-
-    def dict_method(self, d, name, args, loc):
-        """``keys``/``values``/``items``/``get`` of a dict built while compiling."""
-        if name in ("keys", "values", "items") and not args:
-            return tuple(Const(k) if name == "keys" else v if name == "values" else (Const(k), v)
-                         for k, v in d.items())
-        if name == "get" and 1 <= len(args) <= 2 and is_const(args[0]):
-            return d.get(const_value(args[0]), args[1] if len(args) > 1 else Const(None))
-        raise CompileError("dict.%s is not supported inside differentiated code (a dict there "
-                           "can be read with d[key], keys(), values(), items() and get())"
-                           % name, loc)
 
     def list_method(self, lst, name, args, loc):
         """``append``/``extend``/``pop`` on a list being built while compiling."""
@@ -171,8 +149,10 @@ class Expressions:
     def getattr(self, base, name, loc):
         if isinstance(base, ListVal):
             return ("list-method", base, name)
-        if isinstance(base, dict):
-            return ("dict-method", base, name)
+        if isinstance(base, TreeVal):
+            return self.tree_attribute(base, name, loc)
+        if isinstance(base, tuple) and name in getattr(type(base), "_fields", ()):
+            return getattr(base, name)          # a namedtuple's field
         if isinstance(base, Const):
             try:
                 value = getattr(base.value, name)
@@ -261,9 +241,9 @@ class Expressions:
             fn, prim_cls = _CMPOPS[type(op)]
             if is_const(left) and is_const(right):
                 value = Const(fn(const_value(left), const_value(right)))
-            elif type(op) in (gast.In, gast.NotIn) and isinstance(right, dict) and \
-                    is_const(left):
-                value = Const(fn(const_value(left), right))
+            elif type(op) in (gast.In, gast.NotIn) and isinstance(right, TreeVal) and \
+                    isinstance(right.obj, dict) and is_const(left):
+                value = Const(fn(const_value(left), right.obj))
             elif type(op) in (gast.Is, gast.IsNot) and (is_const(left) or is_const(right)):
                 # a runtime value is never the very object a constant is
                 value = Const(type(op) is gast.IsNot)
@@ -379,13 +359,8 @@ class Expressions:
         return self.getitem(base, index, scope.info.loc(node))
 
     def getitem(self, base, index, loc):
-        if isinstance(base, dict):
-            if not is_const(index):
-                raise NeedsConstant("a dict key must be known while compiling", loc)
-            try:
-                return base[const_value(index)]
-            except (KeyError, TypeError) as e:
-                raise CompileError("%s: %s" % (type(e).__name__, e), loc)
+        if isinstance(base, TreeVal):
+            return self.tree_item(base, index, loc)
         if isinstance(base, ListVal):
             if is_const(index) and isinstance(const_value(index), slice):
                 return ListVal(base.items[const_value(index)], self.ops)

@@ -15,7 +15,7 @@ from ..ops.operations import array_ops as A
 from ..ops.operations import runtime_ops as R
 from . import resolve
 from .control import ESC, RET, RETVAL, BRK
-from .values import ListVal, is_const, const_value, freeze, is_tensor
+from .values import ListVal, TreeVal, is_const, const_value, freeze, is_tensor
 
 
 class Statements:
@@ -98,7 +98,7 @@ class Statements:
                                "attribute to a local variable first", loc)
         base = self.eval(target.value, scope)
         index = self.eval(target.slice, scope)
-        if isinstance(base, dict):
+        if isinstance(base, TreeVal) and isinstance(base.obj, dict):
             raise CompileError("changing a dict inside a differentiated function is not "
                                "supported", loc, hint="build the dict whole, with a dict "
                                "display or a dict comprehension ({**d, key: value})")
@@ -150,8 +150,8 @@ class Statements:
             return list(items)
         if isinstance(items, ListVal):
             return list(items.items)
-        if isinstance(items, dict):      # a dict built while compiling: its keys
-            return [Const(k) for k in items]
+        if isinstance(items, TreeVal):
+            return self.tree_keys(items)
         if isinstance(items, Const):
             v = items.value
             if isinstance(v, (range, tuple, list)) or hasattr(v, "__iter__") and not isinstance(

@@ -4,7 +4,6 @@ They live apart from the walker (``build.py``) so that the mixins it is
 made of (``statements``, ``expressions``, ``calls``, ``control``, ``loops``,
 ``closures``, ``alias``) can use them without importing it.
 """
-from ..errors import CompileError
 from ..ir.nodes import Const
 from ..tensor import Tensor
 from . import resolve
@@ -117,18 +116,6 @@ class Scope:
 
 
 
-def check_result(value, loc):
-    """Refuse a dict in what a compiled function returns: its items would be
-    taken for constants (a zero gradient) instead of outputs."""
-    if isinstance(value, dict) or isinstance(value, tuple) and any(
-            isinstance(v, (dict, tuple)) and check_result(v, loc) for v in value):
-        raise CompileError("a dict among the outputs of a differentiated or compiled function "
-                           "is not supported", loc,
-                           hint="return its values as a tuple (tuple(d.values()) or (d['a'], "
-                                "d['b'])); dicts are fine inside the function")
-    return False
-
-
 def is_library(fn):
     """Whether ``fn`` is s2sad's own code (walked as a library, not guarded)."""
     return (getattr(fn, "__module__", "") or "").startswith("s2sad.")
@@ -137,3 +124,18 @@ def is_library(fn):
 def is_tensor(value):
     """Whether ``value`` is an s2sad Tensor (a Parameter included)."""
     return isinstance(value, Tensor)
+
+
+class TreeVal:
+    """A container of abstract values with a structure known while compiling.
+
+    ``obj`` is a dict of abstract values (a dict argument of the functional
+    API, or a dict display), or an object (a dataclass, a registered pytree
+    class) whose attributes are.  Its items are read with keys, and its
+    attributes by name, known while compiling (``trees.py``).
+    """
+
+    __slots__ = ("obj",)
+
+    def __init__(self, obj):
+        self.obj = obj

@@ -17,6 +17,7 @@ from s2sad.runtime import UndefinedVariableError
 from s2sad import ops
 from s2sad.frontend import parse
 from s2sad.frontend.control import NeedsConstant
+from s2sad.frontend.trees import TreeOutput
 
 from repo import ROOT
 
@@ -28,6 +29,7 @@ CLASSES = {
     "NoGradientRuleError": s2sad.errors.NoGradientRuleError,
     "RuleError": s2sad.errors.RuleError,
     "NeedsConstant": NeedsConstant,
+    "TreeOutput": TreeOutput,
     "UndefinedVariableError": UndefinedVariableError,
     "TypeError": TypeError,
     "ValueError": ValueError,
