@@ -101,7 +101,7 @@ def get_jvp_hypot(self):
 
 def copysign_slope(x, y):
     """d copysign(x, y) / dx: +1 where x and y have the same sign bit, else -1."""
-    return copysign(copysign(1.0, x), y)
+    return copysign(1.0, x) * copysign(1.0, y)
 
 
 @bprop_getters.register(E.Copysign)
