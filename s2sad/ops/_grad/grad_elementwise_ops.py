@@ -166,16 +166,16 @@ def cumprod_parts(prim, x):
     """What the cumulative product's rules share, dividing by no zero.
 
     ``at``: the first zero along the axis; ``out_at``: the cumulative product
-    with that zero read as 1; ``zero``: the zero itself (1 where there is
-    none); ``safe``: x with its zeros read as 1.  Then
-    ``d out_j / d x_i`` is ``out_at_j`` for the first zero and
-    ``out_at_j * zero / x_i`` for every other i <= j.
+    with that zero read as 1; ``safe``: x with its zeros read as 1.  Then
+    ``d out_j / d x_i`` (i <= j) is ``out_at_j`` for the first zero and
+    ``out_j / x_i`` for every other i: that quotient is 0 after a zero, and
+    its derivative (through ``out``, by these same rules) is the product of
+    the others.
     """
     at = (E.ZeroCount(prim.axis)(x) == 1) & (x == 0)
     out_at = prim(select(at, 1, x))
-    zero = M.ReduceProd(True)(select(at, x, 1), prim.axis)
     safe = select(x == 0, 1, x)
-    return at, out_at, zero, safe
+    return at, out_at, safe
 
 
 @bprop_getters.register(E.CumProd)
@@ -183,9 +183,9 @@ def get_bprop_cumprod(self):
     reverse_cumsum = M.CumSum(False, True)
 
     def bprop(x, out, dout):
-        at, out_at, zero, safe = cumprod_parts(self, x)
-        tail = reverse_cumsum(dout * out_at, self.axis)
-        return (select(at, tail, tail * zero / safe),)
+        at, out_at, safe = cumprod_parts(self, x)
+        return (select(at, reverse_cumsum(dout * out_at, self.axis),
+                       reverse_cumsum(dout * out, self.axis) / safe),)
     return bprop
 
 
@@ -194,7 +194,7 @@ def get_jvp_cumprod(self):
     cumsum = M.CumSum()
 
     def jvp(x, out, tx):
-        at, out_at, zero, safe = cumprod_parts(self, x)
-        others = cumsum(select(at, 0, tx / safe), self.axis) * zero
-        return out_at * (others + cumsum(select(at, tx, 0), self.axis))
+        at, out_at, safe = cumprod_parts(self, x)
+        return (out * cumsum(select(at, 0, tx / safe), self.axis)
+                + out_at * cumsum(select(at, tx, 0), self.axis))
     return jvp
