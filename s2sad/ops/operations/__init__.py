@@ -5,3 +5,5 @@ from .math_ops import *  # noqa: F401,F403
 from .array_ops import *  # noqa: F401,F403
 from .nn_ops import *  # noqa: F401,F403
 from .effect_ops import Assign, Print
+from . import elementwise_ops
+from .elementwise_ops import *  # noqa: F401,F403
