@@ -3,7 +3,7 @@
 The page is generated from the code, never edited by hand:
 
 - the primitive classes exported by ``s2sad.ops.operations`` (one table per
-  family: ``math_ops``, ``array_ops``, ``nn_ops``), in definition order;
+  family: ``math_ops``, ``array_ops``, ``nn_ops``, ``contract_ops``), in definition order;
 - the internal AD helpers: the primitives that only rules and the AD itself
   emit (``AD_HELPERS`` below, taken out of their family tables), the primitives
   of ``s2sad.ir.control`` that the frontend and reverse mode insert, and any
@@ -31,7 +31,7 @@ if ROOT not in sys.path:
 from s2sad.ir import control  # noqa: E402
 from s2sad.ops._grad import bprop_getters, jvp_getters  # noqa: E402
 from s2sad.ops import operations  # noqa: E402
-from s2sad.ops.operations import array_ops, math_ops, nn_ops  # noqa: E402
+from s2sad.ops.operations import array_ops, contract_ops, math_ops, nn_ops  # noqa: E402
 from s2sad.ops.primitive import Primitive  # noqa: E402
 
 DOC_PATH = os.path.join(ROOT, "docs", "primitives.md")
@@ -44,6 +44,8 @@ FAMILIES = (
                          "(`s2sad/ops/operations/array_ops.py`)."),
     ("nn", nn_ops, "Activations, losses, convolution, pooling, dropout and normalisation "
                    "(`s2sad/ops/operations/nn_ops.py`)."),
+    ("contract", contract_ops, "Einstein summation, diagonals, traces and triangles "
+                               "(`s2sad/ops/operations/contract_ops.py`)."),
 )
 
 #: Primitives exported by ``s2sad.ops.operations`` that user code has no reason
@@ -60,6 +62,8 @@ AD_HELPERS = (
     "MatMulGradA", "MatMulGradB", "TensordotGradA", "TensordotGradB", "ArgIndicator",
     # nn_ops: gradient primitives of GeLU and the pools, axes for normalisation rules
     "GeLUGrad", "MaxPoolGrad", "MaxPoolGradGrad", "AvgPoolGrad", "NormAxes",
+    # contract_ops: adjoints of einsum's reductions and of the diagonal family
+    "EinsumExpand", "DiagonalGrad", "DiagGrad",
 )
 
 HELPERS_TITLE = "Internal AD helpers"

@@ -489,3 +489,36 @@ ARRAY = [
          [normal((2, 4), 155), normal((2, 3, 4), 156)]),
     Case("CheckSens", f_check_sens, [normal((2, 3), 157), normal((2, 3), 158)]),
 ]
+
+
+# ============================================================== contraction
+def contraction(prim):
+    """``operands -> wiggle(prim(*operands))``: any number of operands."""
+    def f_contraction(*xs):
+        return wiggle(prim(*xs))
+    return f_contraction
+
+
+CONTRACT = [
+    Case("Einsum", contraction(P.Einsum("ij,jk->ik")), [normal((2, 3), 170),
+                                                         normal((3, 4), 171)], "matmul"),
+    Case("Einsum", contraction(P.Einsum("ii,i")), [normal((3, 3), 172), normal((3,), 173)],
+         "diagonal"),
+    Case("Einsum", contraction(P.Einsum("...ij,jk,...k->...i")),
+         [normal((2, 3, 4), 174), normal((4, 2), 175), normal((1, 2), 176)], "three"),
+    Case("EinsumExpand", with_shape_input(P.EinsumExpand("j", "iij")),
+         [normal((2,), 177), normal((3, 3, 2), 178)], "diagonal"),
+    Case("EinsumExpand", with_shape_input(P.EinsumExpand("...i", "...ik")),
+         [normal((2, 3), 179), normal((4, 1, 3, 2), 180)], "ellipsis"),
+    Case("Diagonal", contraction(P.Diagonal(1, 0, 2)), [normal((3, 2, 4), 181)]),
+    Case("DiagonalGrad", with_shape_input(P.DiagonalGrad(-1, 1, 2)),
+         [normal((2, 2), 182), normal((2, 3, 2), 183)]),
+    Case("Diag", contraction(P.Diag(1)), [normal((3,), 184)], "vector"),
+    Case("Diag", contraction(P.Diag(-1)), [normal((3, 4), 185)], "matrix"),
+    Case("DiagGrad", with_shape_input(P.DiagGrad(1)), [normal((4, 4), 186),
+                                                         normal((3,), 187)], "vector"),
+    Case("DiagGrad", with_shape_input(P.DiagGrad(-1)), [normal((2,), 188),
+                                                          normal((3, 2), 189)], "matrix"),
+    Case("Tri", contraction(P.Tri(-1, False)), [normal((2, 3, 3), 190)], "tril"),
+    Case("Tri", contraction(P.Tri(1, True)), [normal((3, 4), 191)], "triu"),
+]

@@ -36,11 +36,11 @@ from s2sad.ops import GradOperation
 from s2sad.ops import operations as P
 from s2sad.ops.primitive import Primitive
 
-from second_order_cases import ARRAY, MATH, normal, off_integers
+from second_order_cases import ARRAY, CONTRACT, MATH, normal, off_integers
 from second_order_nn_cases import FixedDraws, NN
 
 
-CASES = MATH + ARRAY + NN
+CASES = MATH + ARRAY + NN + CONTRACT
 
 #: Differentiable primitives deliberately left without a second-order case, with
 #: the reason.  Empty: every one has a case.
