@@ -62,8 +62,8 @@ AD_HELPERS = (
     "MatMulGradA", "MatMulGradB", "TensordotGradA", "TensordotGradB", "ArgIndicator",
     # nn_ops: gradient primitives of GeLU and the pools, axes for normalisation rules
     "GeLUGrad", "MaxPoolGrad", "MaxPoolGradGrad", "AvgPoolGrad", "NormAxes",
-    # contract_ops: adjoints of einsum's reductions and of the diagonal family
-    "EinsumExpand", "DiagonalGrad", "DiagGrad",
+    # contract_ops: adjoints of einsum's reductions, of kron and of the diagonal family
+    "EinsumExpand", "KronGradA", "KronGradB", "DiagonalGrad", "DiagGrad",
 )
 
 HELPERS_TITLE = "Internal AD helpers"

@@ -10,7 +10,7 @@ import numpy as np
 
 from .rt_math import _shape as shape_of
 
-__all__ = ["einsum_expand", "diagonal_grad", "diag_grad"]
+__all__ = ["einsum_expand", "diagonal_grad", "diag_grad", "kron_grad_a", "kron_grad_b"]
 
 
 def _letters(term):
@@ -89,3 +89,31 @@ def diag_grad(d, v, k):
     if len(shape_of(v)) == 1:
         return np.diagonal(d, k).copy()
     return diagonal_grad(d, v, k, 0, 1)
+
+
+def _kron_blocks(d, a_shape, b_shape):
+    """``d = kron(a, b)`` seen as ``(a0, b0, a1, b1, ...)``, and the padded shapes of a and b."""
+    n = max(len(a_shape), len(b_shape))
+    ap = (1,) * (n - len(a_shape)) + tuple(a_shape)
+    bp = (1,) * (n - len(b_shape)) + tuple(b_shape)
+    return np.reshape(d, [m for pair in zip(ap, bp) for m in pair]), ap, bp
+
+
+def kron_grad_a(d, a, b):
+    """The gradient of ``np.kron(a, b)`` w.r.t. ``a`` (``a`` may be a ``ShapeOf``)."""
+    b = np.asarray(b)
+    a_shape = shape_of(a)
+    blocks, ap, bp = _kron_blocks(d, a_shape, b.shape)
+    n = len(ap)
+    g = np.tensordot(blocks, b.reshape(bp), axes=(list(range(1, 2 * n, 2)), list(range(n))))
+    return g.reshape(a_shape)
+
+
+def kron_grad_b(d, a, b):
+    """The gradient of ``np.kron(a, b)`` w.r.t. ``b`` (``b`` may be a ``ShapeOf``)."""
+    a = np.asarray(a)
+    b_shape = shape_of(b)
+    blocks, ap, bp = _kron_blocks(d, a.shape, b_shape)
+    n = len(ap)
+    g = np.tensordot(a.reshape(ap), blocks, axes=(list(range(n)), list(range(0, 2 * n, 2))))
+    return g.reshape(b_shape)

@@ -522,3 +522,11 @@ CONTRACT = [
     Case("Tri", contraction(P.Tri(-1, False)), [normal((2, 3, 3), 190)], "tril"),
     Case("Tri", contraction(P.Tri(1, True)), [normal((3, 4), 191)], "triu"),
 ]
+
+CONTRACT += [
+    Case("Kron", bilinear(P.Kron()), [normal((2, 3), 192), normal((3,), 193)]),
+    Case("KronGradA", contraction(P.KronGradA()), [normal((1, 6), 194), np.zeros((3,)),
+                                                   normal((1, 2), 195)]),
+    Case("KronGradB", contraction(P.KronGradB()), [normal((4, 6), 196), normal((2, 3), 197),
+                                                   np.zeros((2, 2))]),
+]

@@ -183,16 +183,100 @@ def test_einsum_conv2d_over_im2col_patches():
     check_jvp(conv, (x, w))
 
 
-@pytest.mark.parametrize("subscripts,error", [
-    ("ij,jk->i.k", ValueError), ("i1,jk", ValueError), ("......i", ValueError),
-])
-def test_einsum_bad_subscripts_are_refused_while_compiling(subscripts, error):
+@pytest.mark.parametrize("subscripts", ["ij,jk->i.k", "i1,jk", "......i,jk"])
+def test_einsum_bad_subscripts_are_refused_while_compiling(subscripts):
     def f(a, b):
         return np.einsum(subscripts, a, b)
-    with pytest.raises((error, CompileError), match="subscripts"):
+    with pytest.raises(CompileError, match="einsum subscripts .* has characters other than"):
         GradOperation()(f)(normal((2, 3), 1), normal((3, 4), 2))
 
 
 def test_einsum_rejects_unknown_optimize():
     with pytest.raises(ValueError, match="optimize"):
         P.Einsum("ij->", optimize="fast")
+
+
+# =========================================== products: tensordot, dot, inner, ...
+def _number_times(fn, number):
+    def f(x):
+        return fn(x, number)
+    return f
+
+
+#: (name, function, operand shapes): NumPy's spellings with all their forms
+PRODUCTS = [
+    ("tensordot-int", lambda a, b: np.tensordot(a, b, 1), [(2, 3), (3, 4)]),
+    ("tensordot-int-2", lambda a, b: np.tensordot(a, b), [(2, 3, 4), (3, 4, 2)]),
+    ("tensordot-int-0", lambda a, b: np.tensordot(a, b, 0), [(2,), (3,)]),
+    ("tensordot-pair-of-ints", lambda a, b: np.tensordot(a, b, (0, 1)), [(3, 2), (4, 3)]),
+    ("tensordot-pair-of-lists", lambda a, b: np.tensordot(a, b, ([1, 0], [0, 2])),
+     [(3, 2, 4), (2, 5, 3)]),
+    ("dot-vectors", lambda a, b: np.dot(a, b), [(3,), (3,)]),
+    ("dot-matrices", lambda a, b: np.dot(a, b), [(2, 3), (3, 4)]),
+    ("dot-nd-matrix", lambda a, b: np.dot(a, b), [(2, 2, 3), (3, 4)]),
+    ("dot-nd-vector", lambda a, b: np.dot(a, b), [(2, 2, 3), (3,)]),
+    ("dot-method", lambda a, b: a.dot(b), [(2, 3), (3,)]),
+    ("inner-vectors", lambda a, b: np.inner(a, b), [(3,), (3,)]),
+    ("inner-nd", lambda a, b: np.inner(a, b), [(2, 3), (4, 2, 3)]),
+    ("outer-nd", lambda a, b: np.outer(a, b), [(2, 2), (3,)]),
+    ("kron-matrices", lambda a, b: np.kron(a, b), [(2, 3), (3, 2)]),
+    ("kron-ranks", lambda a, b: np.kron(a, b), [(3,), (2, 2)]),
+    ("kron-3d", lambda a, b: np.kron(a, b), [(2, 1, 2), (1, 2, 3)]),
+    ("cross", lambda a, b: np.cross(a, b), [(3,), (3,)]),
+    ("cross-broadcast", lambda a, b: np.cross(a, b), [(4, 3), (3,)]),
+    ("cross-axis", lambda a, b: np.cross(a, b, axis=0), [(3, 2), (3, 2)]),
+    ("cross-axes", lambda a, b: np.cross(a, b, axisa=0, axisb=1, axisc=0), [(3, 2), (2, 3)]),
+    ("vdot", lambda a, b: np.vdot(a, b), [(2, 3), (3, 2)]),
+]
+PRODUCT_IDS = [p[0] for p in PRODUCTS]
+
+
+@pytest.mark.parametrize("name,fn,shapes", PRODUCTS, ids=PRODUCT_IDS)
+def test_products_reverse_and_forward(name, fn, shapes):
+    args = operands(shapes, 20)
+    grads = check_vjp(fn, args)
+    assert [g.shape for g in grads] == [a.shape for a in args]
+    check_jvp(fn, args)
+
+
+@pytest.mark.parametrize("name,fn,shapes", PRODUCTS, ids=PRODUCT_IDS)
+def test_products_values_and_dtypes_are_numpys(name, fn, shapes):
+    args = tuple(a.astype(np.float32) for a in operands(shapes, 21))
+
+    def compiled(*a):
+        return fn(*a)
+    got, want = s2sad.jit(compiled)(*args), fn(*args)
+    assert np.asarray(got).dtype == np.asarray(want).dtype
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["kron-ranks", "cross-axes", "dot-nd-matrix", "vdot",
+                                  "tensordot-pair-of-lists"])
+def test_products_second_order(name):
+    _, fn, shapes = PRODUCTS[PRODUCT_IDS.index(name)]
+
+    def f(*a):
+        q = fn(*a)
+        return q * np.sin(q)
+    s2sad.check_grads(f, operands(shapes, 22), order=2, modes=("rev", "fwd"))
+
+
+@pytest.mark.parametrize("fn", [np.dot, np.inner, np.outer], ids=lambda f: f.__name__)
+def test_products_with_a_python_number(fn):
+    x = normal((2, 3), 23)
+    f = _number_times(fn, 2.5)
+    (g,) = check_vjp(f, (x,))
+    np.testing.assert_allclose(f(x), fn(x, 2.5), rtol=1e-14)
+    check_jvp(f, (x,))
+
+
+def test_dot_refuses_what_is_no_matmul_naming_the_alternatives():
+    def f(a, b):
+        return np.sum(np.dot(a, b))
+    with pytest.raises(ValueError, match="tensordot"):
+        GradOperation()(f)(normal((2, 3), 1), normal((2, 3, 4), 2))
+
+    def g(a, b):
+        return np.sum(np.dot(np.sum(a), b))
+    with pytest.raises(ValueError, match="a \\* b"):
+        GradOperation()(g)(normal((2, 3), 1), normal((2, 3), 2))

@@ -86,6 +86,70 @@ def get_jvp_einsum_expand(self):
     return jvp
 
 
+# ------------------------------------------------------------------- kron
+# Kron and its two gradients form a set closed under differentiation, as the
+# matmul gradients do: each is linear in its dout and in the other operand.
+kron = C.Kron()
+kron_grad_a = C.KronGradA()
+kron_grad_b = C.KronGradB()
+
+
+@bprop_getters.register(C.Kron)
+def get_bprop_kron(self):
+    def bprop(a, b, out, dout):
+        return kron_grad_a(dout, a, b), kron_grad_b(dout, a, b)
+    return bprop
+
+
+@jvp_getters.register(C.Kron)
+def get_jvp_kron(self):
+    def jvp(a, b, out, ta, tb):
+        if ta is None:
+            return kron(a, tb)
+        if tb is None:
+            return kron(ta, b)
+        return kron(ta, b) + kron(a, tb)
+    return jvp
+
+
+@bprop_getters.register(C.KronGradA)
+def get_bprop_kron_grad_a(self):
+    def bprop(d, a, b, out, dout):
+        return kron(dout, b), zeros_like(a), kron_grad_b(d, dout, b)
+    return bprop
+
+
+@bprop_getters.register(C.KronGradB)
+def get_bprop_kron_grad_b(self):
+    def bprop(d, a, b, out, dout):
+        return kron(a, dout), kron_grad_a(d, a, dout), zeros_like(b)
+    return bprop
+
+
+@jvp_getters.register(C.KronGradA)
+def get_jvp_kron_grad_a(self):
+    """Linear in ``d`` and in ``b`` (``a`` lends its shape only)."""
+    def jvp(d, a, b, out, td, ta, tb):
+        if td is None:
+            return self(d, a, tb)
+        if tb is None:
+            return self(td, a, b)
+        return self(td, a, b) + self(d, a, tb)
+    return jvp
+
+
+@jvp_getters.register(C.KronGradB)
+def get_jvp_kron_grad_b(self):
+    """Linear in ``d`` and in ``a`` (``b`` lends its shape only)."""
+    def jvp(d, a, b, out, td, ta, tb):
+        if td is None:
+            return self(d, ta, b)
+        if ta is None:
+            return self(td, a, b)
+        return self(td, a, b) + self(d, ta, b)
+    return jvp
+
+
 # ----------------------------------------------------------- diagonal family
 @bprop_getters.register(C.Diagonal)
 def get_bprop_diagonal(self):

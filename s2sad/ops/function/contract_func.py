@@ -8,6 +8,8 @@ import numpy as np
 from ..operations import array_ops as A
 from ..operations import contract_ops as C
 from ..operations import math_ops as M
+
+_reshape = A.Reshape()
 from ...runtime import constexpr
 from .math_func import _unsupported
 
@@ -49,9 +51,46 @@ def _np_einsum(*operands, out=None, dtype=None, order="K", casting="safe", optim
     return einsum(*operands, optimize=optimize)
 
 
+# -------------------------------------------------- products built on einsum
+_ravel_shape = (-1,)
+#: the Levi-Civita symbol: ``cross(a, b)_i = eps_ijk a_j b_k``; int8 so that it
+#: keeps the operands' dtype (float32 stays float32, as in ``np.cross``)
+_LEVI_CIVITA = np.zeros((3, 3, 3), np.int8)
+for _i, _j, _k in ((0, 1, 2), (1, 2, 0), (2, 0, 1)):
+    _LEVI_CIVITA[_i, _j, _k], _LEVI_CIVITA[_i, _k, _j] = 1, -1
+_cross3 = C.Einsum("ijk,...j,...k->...i")
+_vdot = C.Einsum("i,i->")
+_kron = C.Kron()
+
+
+def vdot(a, b):
+    """``np.vdot`` of real arrays: the dot product of the flattened operands."""
+    return _vdot(_reshape(a, _ravel_shape), _reshape(b, _ravel_shape))
+
+
+def kron(a, b):
+    """``np.kron``: the Kronecker product (block ``i`` of the result is ``a[i] * b``)."""
+    return _kron(a, b)
+
+
+def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    """``np.cross`` of 3-vectors along ``axisa``/``axisb`` (or ``axis``), broadcast."""
+    if axis is not None:
+        axisa, axisb, axisc = axis, axis, axis
+    out = _cross3(_LEVI_CIVITA, _to_last(a, axisa), _to_last(b, axisb))
+    if axisc == -1:
+        return out
+    return A.MoveAxis(-1, axisc)(out)
+
+
+def _to_last(x, axis):
+    if axis == -1:
+        return x
+    return A.MoveAxis(axis, -1)(x)
+
+
 # ------------------------------------------------------------- diagonals
 _sum_last = M.ReduceSum(False)
-_reshape = A.Reshape()
 
 
 def diagonal(a, offset=0, axis1=0, axis2=1):
@@ -92,8 +131,10 @@ def _np_trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
 
 NUMPY = {
     np.einsum: _np_einsum, np.diagonal: diagonal, np.trace: _np_trace, np.diag: diag,
-    np.diagflat: diagflat, np.tril: tril, np.triu: triu,
+    np.diagflat: diagflat, np.tril: tril, np.triu: triu, np.vdot: vdot, np.cross: cross,
+    np.kron: kron,
 }
 TENSOR_METHODS = {"diagonal": diagonal, "trace": _np_trace}
 
-__all__ = ["einsum", "diagonal", "trace", "diag", "diagflat", "tril", "triu"]
+__all__ = ["einsum", "vdot", "kron", "cross", "diagonal", "trace", "diag", "diagflat", "tril",
+           "triu"]

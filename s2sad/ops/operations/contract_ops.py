@@ -8,8 +8,9 @@ gradient back on the diagonal of an operand that repeats an index, or along
 the axes of indices only that operand has), so derivatives of any order stay
 within these two primitives.
 
-The diagonal family (``Diagonal``, ``DiagonalGrad``, ``Diag``, ``Tri``) is
-linear; each adjoint is another member of the family.
+``Kron`` and its two gradients form a set closed under differentiation, as
+the matmul gradients do.  The diagonal family (``Diagonal``, ``DiagonalGrad``,
+``Diag``, ``DiagGrad``, ``Tri``) is linear; each adjoint is another member.
 """
 from ...ir.primitive import Primitive
 
@@ -125,6 +126,45 @@ class EinsumExpand(Primitive):
         return "rt.einsum_expand(%s, %s, %r, %r)" % (g, like, self.source, self.target)
 
 
+# ------------------------------------------------------------------ kron
+class Kron(Primitive):
+    """``np.kron(a, b)``: blocks ``a[i] * b``, the lower rank padded with leading 1s."""
+    linearity = "bilinear"
+    formula = "da = KronGradA(dout, a, b), db = KronGradB(dout, a, b)"
+
+    def emit(self, a, b):
+        return "xp.kron(%s, %s)" % (a, b)
+
+
+class KronGradA(Primitive):
+    """The gradient of ``kron(a, b)`` w.r.t. ``a``: each block of ``d`` contracted with ``b``.
+
+    Inputs ``(d, a, b)``; only ``a``'s shape is read.  With ``KronGradB`` and
+    ``Kron`` it forms a set whose rules use only each other.
+    """
+    taylor = "nested"   # a gradient program's op, not classified for Taylor mode
+    output_shape_of = 1
+    shape_only_inputs = (1,)
+    formula = "dd = kron(c, b), db = KronGradB(d, c, b) for cotangent c"
+
+    def emit(self, d, a, b):
+        return "rt.kron_grad_a(%s, %s, %s)" % (d, a, b)
+
+
+class KronGradB(Primitive):
+    """The gradient of ``kron(a, b)`` w.r.t. ``b``: the blocks of ``d`` weighted by ``a``.
+
+    Inputs ``(d, a, b)``; only ``b``'s shape is read.
+    """
+    taylor = "nested"   # as KronGradA
+    output_shape_of = 2
+    shape_only_inputs = (2,)
+    formula = "dd = kron(a, c), da = KronGradA(d, a, c) for cotangent c"
+
+    def emit(self, d, a, b):
+        return "rt.kron_grad_b(%s, %s, %s)" % (d, a, b)
+
+
 # ------------------------------------------------------------- diagonal family
 class Diagonal(Primitive):
     """``np.diagonal(x, offset, axis1, axis2)``: the diagonal as the last axis (a copy)."""
@@ -200,4 +240,5 @@ class Tri(Primitive):
         return "xp.%s(%s, %d)" % ("triu" if self.upper else "tril", x, self.k)
 
 
-__all__ = ["Einsum", "EinsumExpand", "Diagonal", "DiagonalGrad", "Diag", "DiagGrad", "Tri"]
+__all__ = ["Einsum", "EinsumExpand", "Kron", "KronGradA", "KronGradB", "Diagonal", "DiagonalGrad",
+           "Diag", "DiagGrad", "Tri"]
