@@ -3,8 +3,8 @@
 The page is generated from the code, never edited by hand:
 
 - the primitive classes exported by ``s2sad.ops.operations`` (one table per
-  family: ``math_ops``, ``array_ops``, ``nn_ops``,
-  ``elementwise_ops``), in definition order;
+  family: ``math_ops``, ``array_ops``, ``nn_ops``, ``elementwise_ops``,
+  ``contract_ops``...), in definition order;
 - the internal AD helpers: the primitives that only rules and the AD itself
   emit (``AD_HELPERS`` below, taken out of their family tables), the primitives
   of ``s2sad.ir.control`` that the frontend and reverse mode insert, and any
@@ -32,7 +32,8 @@ from docgen import write_or_check  # noqa: E402
 from s2sad.ir import control  # noqa: E402
 from s2sad.ops._grad import bprop_getters, jvp_getters  # noqa: E402
 from s2sad.ops import operations  # noqa: E402
-from s2sad.ops.operations import array_ops, elementwise_ops, math_ops, nn_ops  # noqa: E402
+from s2sad.ops.operations import (array_ops, contract_ops, elementwise_ops,  # noqa: E402
+                                  math_ops, nn_ops)
 from s2sad.ops.primitive import Primitive  # noqa: E402
 
 DOC_PATH = os.path.join(ROOT, "docs", "primitives.md")
@@ -49,6 +50,8 @@ FAMILIES = (
      "NumPy's further elementwise functions, the cumulative product, quantile weights and "
      "`scipy.special` basics (`s2sad/ops/operations/elementwise_ops.py`; their NumPy "
      "mappings are in `s2sad/ops/function/stats_func.py`)."),
+    ("contract", contract_ops, "Einstein summation, diagonals, traces and triangles "
+                               "(`s2sad/ops/operations/contract_ops.py`)."),
 )
 
 #: Primitives exported by ``s2sad.ops.operations`` that user code has no reason
@@ -67,6 +70,8 @@ AD_HELPERS = (
     "GeLUGrad", "MaxPoolGrad", "MaxPoolGradGrad", "AvgPoolGrad", "NormAxes",
     # elementwise_ops: slopes of Sinc and Xlogy, masks and shapes of CumProd and the statistics
     "SincSlope", "Xdivy", "ZeroCount", "QuantileWeights", "StatsShape",
+    # contract_ops: adjoints of einsum's reductions, of kron and of the diagonal family
+    "EinsumExpand", "KronGradA", "KronGradB", "DiagonalGrad", "DiagGrad",
 )
 
 HELPERS_TITLE = "Internal AD helpers"

@@ -16,6 +16,9 @@ function run eagerly by NumPy.  A cell says ``yes`` when they agree,
 fails on any ``WRONG`` and when the page is out of date, so a row is only
 ever what the code does.
 """
+import functools
+import operator
+
 import numpy as np
 
 import s2sad
@@ -85,7 +88,18 @@ CASES = {
     "np.repeat": (lambda x: np.repeat(x, 2), (_vector(39),)),
     "np.full": (lambda x: np.full((2, 3), x), (np.float64(0.7),)),
     "np.clip": (lambda x: np.clip(x, 2.2, 2.4), (_square(40),)),
+    "np.einsum": (lambda x, y: np.einsum("ij,jk->ik", x, y), (_square(41), _square(42))),
+    "np.quantile": (lambda x: np.quantile(x, 0.3), (_vector(43, 6),)),
+    "np.percentile": (lambda x: np.percentile(x, 30.0, axis=0), (_square(44),)),
+    "np.gradient": (lambda x: np.gradient(x, axis=0), (_square(45),)),
+    "functools.reduce": (lambda x: functools.reduce(operator.mul, [x, x, 2.0]), (_vector(46),)),
 }
+
+#: name -> the arrays to call the function with (domains other than the default's)
+ARGS = {"scipy.special.logit": (_vector(47),)}
+
+#: name -> (program, arrays) made from the function itself (SciPy's, not imported here)
+MADE = {"scipy.special.polygamma": lambda fn: ((lambda x: fn(1, x)), (_vector(48) + 0.5,))}
 
 
 def _names():
@@ -119,10 +133,16 @@ def entries():
     names = _names()
     rows = []
     for fn in NUMPY:
-        rows.append((sorted(names.get(fn) or ["np." + getattr(fn, "__name__", "?")]), fn))
+        rows.append((sorted(names.get(fn) or [_qualified(fn)]), fn))
     for fn, fn_names in _scipy_special().items():
         rows.append((fn_names, fn))
     return sorted(rows, key=lambda row: row[0][0])
+
+
+def _qualified(fn):
+    """``operator.mul``, ``functools.reduce``: a mapped function outside NumPy."""
+    module = (getattr(fn, "__module__", None) or "?").lstrip("_")
+    return "%s.%s" % (module, getattr(fn, "__name__", "?"))
 
 
 def _default_case(fn):
@@ -142,6 +162,10 @@ def case_for(names, fn):
     for name in names:
         if name in CASES:
             return CASES[name]
+        if name in MADE:
+            return MADE[name](fn)
+        if name in ARGS:
+            return (lambda *a: fn(*a)), ARGS[name]
     return _default_case(fn)
 
 

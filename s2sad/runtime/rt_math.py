@@ -177,10 +177,17 @@ def math_arg_indicator(index, x, axis, keep_dims):
 
 
 def math_dot(x, y):
-    """``np.dot`` for 1-D and 2-D operands (the cases whose gradient is a matmul's)."""
-    if np.ndim(x) not in (1, 2) or np.ndim(y) not in (1, 2):
-        raise ValueError("Dot supports 1-D and 2-D operands, got shapes %s and %s; use "
-                         "ops.tensordot or ops.matmul for other ranks"
+    """``np.dot`` where it is a matmul: ``x`` of any rank, ``y`` 1-D or 2-D.
+
+    Those are the cases whose gradient is a matmul's; a 0-D operand (NumPy
+    multiplies) and a ``y`` of 3 or more dimensions (NumPy contracts its
+    second-to-last axis) are refused, naming what computes them.
+    """
+    if np.ndim(x) == 0 or np.ndim(y) not in (1, 2):
+        raise ValueError("np.dot of shapes %s and %s: s2sad's Dot takes a first operand of "
+                         "1 or more dimensions and a 1-D or 2-D second one; for a 0-D operand "
+                         "write a * b, for a second operand of 3 or more dimensions "
+                         "np.tensordot(a, b, ((-1,), (-2,)))"
                          % (list(np.shape(x)), list(np.shape(y))))
     return np.dot(x, y)
 

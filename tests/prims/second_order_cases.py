@@ -495,3 +495,70 @@ ARRAY = [
          [normal((2, 4), 155), normal((2, 3, 4), 156)]),
     Case("CheckSens", f_check_sens, [normal((2, 3), 157), normal((2, 3), 158)]),
 ]
+
+
+# ============================================================== contraction
+def contraction(prim):
+    """``operands -> wiggle(prim(*operands))``: any number of operands."""
+    def f_contraction(*xs):
+        return wiggle(prim(*xs))
+    return f_contraction
+
+
+CONTRACT = [
+    Case("Einsum", contraction(P.Einsum("ij,jk->ik")), [normal((2, 3), 170),
+                                                         normal((3, 4), 171)], "matmul"),
+    Case("Einsum", contraction(P.Einsum("ii,i")), [normal((3, 3), 172), normal((3,), 173)],
+         "diagonal"),
+    Case("Einsum", contraction(P.Einsum("...ij,jk,...k->...i")),
+         [normal((2, 3, 4), 174), normal((4, 2), 175), normal((1, 2), 176)], "three"),
+    Case("EinsumExpand", with_shape_input(P.EinsumExpand("j", "iij")),
+         [normal((2,), 177), normal((3, 3, 2), 178)], "diagonal"),
+    Case("EinsumExpand", with_shape_input(P.EinsumExpand("...i", "...ik")),
+         [normal((2, 3), 179), normal((4, 1, 3, 2), 180)], "ellipsis"),
+    Case("Diagonal", contraction(P.Diagonal(1, 0, 2)), [normal((3, 2, 4), 181)]),
+    Case("DiagonalGrad", with_shape_input(P.DiagonalGrad(-1, 1, 2)),
+         [normal((2, 2), 182), normal((2, 3, 2), 183)]),
+    Case("Diag", contraction(P.Diag(1)), [normal((3,), 184)], "vector"),
+    Case("Diag", contraction(P.Diag(-1)), [normal((3, 4), 185)], "matrix"),
+    Case("DiagGrad", with_shape_input(P.DiagGrad(1)), [normal((4, 4), 186),
+                                                         normal((3,), 187)], "vector"),
+    Case("DiagGrad", with_shape_input(P.DiagGrad(-1)), [normal((2,), 188),
+                                                          normal((3, 2), 189)], "matrix"),
+    Case("Tri", contraction(P.Tri(-1, False)), [normal((2, 3, 3), 190)], "tril"),
+    Case("Tri", contraction(P.Tri(1, True)), [normal((3, 4), 191)], "triu"),
+]
+
+CONTRACT += [
+    Case("Kron", bilinear(P.Kron()), [normal((2, 3), 192), normal((3,), 193)]),
+    Case("KronGradA", contraction(P.KronGradA()), [normal((1, 6), 194), np.zeros((3,)),
+                                                   normal((1, 2), 195)]),
+    Case("KronGradB", contraction(P.KronGradB()), [normal((4, 6), 196), normal((2, 3), 197),
+                                                   np.zeros((2, 2))]),
+]
+
+
+# ============================================================ elementwise
+def _scipy_special_cases():
+    """Gammaln and Polygamma compute through SciPy at run time: cases only where it is."""
+    try:
+        import scipy.special  # noqa: F401
+    except ImportError:
+        return []
+    return [Case("Gammaln", unary(P.Gammaln()), [positive((2, 3), 208)]),
+            Case("Polygamma", unary(P.Polygamma(1)), [positive((2, 3), 209)])]
+
+
+ELEMENTWISE = [
+    Case("Hypot", binary(P.Hypot()), [nonzero((2, 3), 200), nonzero((3,), 201)]),
+    Case("Sinc", unary(P.Sinc()), [away_from((2, 3), 202)]),
+    Case("SincSlope", unary(P.SincSlope()), [away_from((2, 3), 203)]),
+    Case("Cbrt", unary(P.Cbrt()), [nonzero((2, 3), 204)]),
+    Case("Copysign", binary(P.Copysign()), [nonzero((2, 3), 205), nonzero((2, 3), 206)]),
+    Case("Heaviside", binary(P.Heaviside()), [nonzero((2, 3), 207), normal((2, 3), 210)]),
+    Case("NanToNum", unary(P.NanToNum()), [normal((2, 3), 211)]),
+    Case("CheckReal", unary(P.CheckReal("np.real")), [normal((2, 3), 212)]),
+    Case("CumProd", structural(P.CumProd(1)), [nonzero((2, 3), 213)]),
+    Case("Xlogy", binary(P.Xlogy()), [nonzero((2, 3), 214), positive((2, 3), 215)]),
+    Case("Xdivy", binary(P.Xdivy()), [nonzero((2, 3), 216), nonzero((2, 3), 217)]),
+] + _scipy_special_cases()

@@ -85,6 +85,11 @@ def _unsupported(what, name, value):
     return None
 
 
+def _is_number(x):
+    """Whether ``x`` is a Python number (known while compiling; an array never is)."""
+    return isinstance(x, (int, float))
+
+
 @constexpr
 def _reduce_axis(axis):
     """NumPy/MindSpore ``axis=None`` (all axes) as the primitives' ``()``."""
@@ -347,7 +352,9 @@ def bmm(input_x, mat2):
 
 
 def dot(input, other):
-    """``np.dot`` for 1-D and 2-D operands."""
+    """``np.dot``: a product with a Python number, else a matmul (``other`` 1-D or 2-D)."""
+    if _is_number(input) or _is_number(other):
+        return input * other
     return _dot(input, other)
 
 
@@ -357,7 +364,9 @@ def outer(input, vec2):
 
 
 def inner(a, b):
-    """Sum over the last axes of both inputs (``np.inner``)."""
+    """Sum over the last axes of both inputs (``np.inner``); a Python number multiplies."""
+    if _is_number(a) or _is_number(b):
+        return a * b
     return M.Tensordot(((-1,), (-1,)))(a, b)
 
 
@@ -602,7 +611,7 @@ def _np_matmul(x1, x2):
 
 def _np_dot(a, b, out=None):
     _unsupported("np.dot", "out", out)
-    return _dot(a, b)
+    return dot(a, b)
 
 
 def _np_outer(a, b, out=None):

@@ -274,7 +274,7 @@ class BatchMatMul(Primitive):
 
 
 class Dot(Primitive):
-    """``np.dot`` for 1-D and 2-D operands (vector dot, matrix-vector, matrix product)."""
+    """``np.dot`` where it is a matmul: a first operand of any rank, a 1-D or 2-D second one."""
     linearity = "bilinear"
     formula = "as MatMulExt: dx = dout @ y^T, dy = x^T @ dout (1-D operands promoted)"
 
