@@ -31,7 +31,7 @@ if ROOT not in sys.path:
 from s2sad.ir import control  # noqa: E402
 from s2sad.ops._grad import bprop_getters, jvp_getters  # noqa: E402
 from s2sad.ops import operations  # noqa: E402
-from s2sad.ops.operations import array_ops, math_ops, nn_ops  # noqa: E402
+from s2sad.ops.operations import array_ops, linalg_ops, math_ops, nn_ops  # noqa: E402
 from s2sad.ops.primitive import Primitive  # noqa: E402
 
 DOC_PATH = os.path.join(ROOT, "docs", "primitives.md")
@@ -44,6 +44,8 @@ FAMILIES = (
                          "(`s2sad/ops/operations/array_ops.py`)."),
     ("nn", nn_ops, "Activations, losses, convolution, pooling, dropout and normalisation "
                    "(`s2sad/ops/operations/nn_ops.py`)."),
+    ("linalg", linalg_ops, "Solves, determinants and factorisations of stacked matrices "
+                           "(`s2sad/ops/operations/linalg_ops.py`)."),
 )
 
 #: Primitives exported by ``s2sad.ops.operations`` that user code has no reason
@@ -60,6 +62,8 @@ AD_HELPERS = (
     "MatMulGradA", "MatMulGradB", "TensordotGradA", "TensordotGradB", "ArgIndicator",
     # nn_ops: gradient primitives of GeLU and the pools, axes for normalisation rules
     "GeLUGrad", "MaxPoolGrad", "MaxPoolGradGrad", "AvgPoolGrad", "NormAxes",
+    # linalg_ops: vector right-hand sides of solve, triangles and eigenvalue gaps
+    "SolveColumn", "SolveUncolumn", "TriangleMask", "GapQuotient",
 )
 
 HELPERS_TITLE = "Internal AD helpers"

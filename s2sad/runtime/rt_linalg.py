@@ -1,0 +1,59 @@
+"""Runtime helpers (``rt.linalg_<name>`` in generated code) for linear-algebra primitives.
+
+What depends on a runtime shape (whether ``b`` is a vector right-hand side,
+the size of a triangle mask) is decided here, since compiled code is
+shape-polymorphic.
+"""
+import numpy as np
+
+from .rt_math import _shape
+
+#: NumPy 2 reads a 1-D ``b`` of ``solve`` as a vector; NumPy 1 any ``b`` with
+#: one axis fewer than ``a``
+_NUMPY_1 = int(np.__version__.split(".")[0]) < 2
+
+
+def _vector_rhs(a, b):
+    """Whether ``np.linalg.solve(a, b)`` reads ``b`` as (a stack of) vectors."""
+    nb = len(_shape(b))
+    return nb == 1 or (_NUMPY_1 and nb == len(_shape(a)) - 1)
+
+
+def linalg_column(y, a, b):
+    """``y`` with a trailing size-1 axis when ``b`` is a vector right-hand side for ``a``."""
+    return y[..., None] if _vector_rhs(a, b) else y
+
+
+def linalg_uncolumn(y, a, b):
+    """``y`` without its trailing size-1 axis when ``b`` is a vector right-hand side."""
+    return y[..., 0] if _vector_rhs(a, b) else y
+
+
+def _triangle(shape, upper, diagonal, dtype):
+    n, m = shape[-2:]
+    mask = np.tri(n, m, -1, dtype=dtype)
+    if upper:
+        mask = np.tri(m, n, -1, dtype=dtype).T
+    if diagonal:
+        mask += diagonal * np.eye(n, m, dtype=dtype)
+    return mask
+
+
+def linalg_triangle(x, upper, diagonal):
+    """The strict lower (``upper``: upper) triangle of each matrix plus ``diagonal`` times
+    its diagonal, zeros elsewhere."""
+    x = np.asarray(x)
+    return x * _triangle(x.shape, upper, diagonal, x.dtype)
+
+
+def linalg_gap_quotient(x, gap):
+    """``x / gap`` off the diagonal of each matrix; 0 on it and where ``x`` is exactly 0
+    (a zero ``gap`` under a non-zero ``x`` gives +-inf)."""
+    x = np.asarray(x)
+    gap = np.asarray(gap)
+    shape = np.broadcast_shapes(x.shape, gap.shape)
+    keep = ~np.eye(shape[-2], shape[-1], dtype=bool) & (x != 0)
+    out = np.zeros(shape, np.result_type(x, gap))
+    with np.errstate(divide="ignore"):
+        np.divide(x, gap, out=out, where=keep)
+    return out

@@ -1,0 +1,288 @@
+"""``np.linalg`` beyond inv/det/norm: solve, slogdet, cholesky, eigh, eigvalsh.
+
+Each function is checked in reverse mode (a random weighted sum of its
+outputs) and forward mode against float64 central finite differences, at
+second order with ``check_grads(order=2)``, batched over leading axes, and
+against NumPy's own values.  Finite differences perturb every entry of the
+input, including the triangle that cholesky and eigh do not read: their
+gradient is that of NumPy's function, zero there.
+"""
+import numpy as np
+import pytest
+
+import s2sad
+from s2sad.errors import CompileError
+
+from gradcheck import check_jvp, check_vjp
+
+
+def normal(shape, seed):
+    return np.random.default_rng(seed).standard_normal(shape)
+
+
+def well_conditioned(shape, seed):
+    """Random square matrices plus 3 I: solves and determinants are tame."""
+    return 0.5 * normal(shape, seed) + 3.0 * np.eye(shape[-1])
+
+
+def spd(shape, seed):
+    """Symmetric positive definite matrices with eigenvalues well apart from 0."""
+    x = normal(shape, seed)
+    return x @ np.swapaxes(x, -1, -2) + shape[-1] * np.eye(shape[-1])
+
+
+def distinct_symmetric(shape, seed):
+    """Symmetric matrices with eigenvalues 1, 2, ..., n (gaps of 1), in a random basis."""
+    n = shape[-1]
+    q, _ = np.linalg.qr(normal(shape, seed))
+    return (q * np.arange(1.0, n + 1)[..., None, :]) @ np.swapaxes(q, -1, -2)
+
+
+def with_other_triangle(x, seed, upper=True):
+    """``x`` with the triangle a symmetric routine ignores overwritten by noise."""
+    n = x.shape[-1]
+    noise = normal(x.shape, seed)
+    mask = np.triu(np.ones((n, n)), 1) if upper else np.tril(np.ones((n, n)), -1)
+    return x + 10 * mask * noise
+
+
+# ====================================================================== solve
+def f_solve(a, b):
+    return np.linalg.solve(a, b)
+
+
+SOLVE_SHAPES = [
+    ((3, 3), (3,)), ((3, 3), (3, 2)), ((2, 3, 3), (2, 3, 2)), ((2, 3, 3), (3,)),
+    ((3, 3), (2, 3, 4)), ((2, 3, 3), (3, 1)), ((2, 1, 3, 3), (4, 3, 2)),
+]
+
+
+@pytest.mark.parametrize("shapes", SOLVE_SHAPES, ids=str)
+def test_solve(shapes):
+    a, b = well_conditioned(shapes[0], 1), normal(shapes[1], 2)
+    np.testing.assert_allclose(s2sad.jit(f_solve)(a, b), np.linalg.solve(a, b), rtol=1e-12)
+    grads = check_vjp(f_solve, (a, b))
+    assert grads[0].shape == a.shape and grads[1].shape == b.shape
+    check_jvp(f_solve, (a, b))
+
+
+def test_solve_gradient_in_closed_form():
+    # x = a^-1 b: d<w, x>/db = a^-T w and d<w, x>/da = -(a^-T w) x^T
+    a, b, w = well_conditioned((3, 3), 3), normal(3, 4), normal(3, 5)
+
+    def f(a, b):
+        return np.sum(w * np.linalg.solve(a, b))
+    ga, gb = s2sad.grad(f, (0, 1))(a, b)
+    lam = np.linalg.solve(a.T, w)
+    np.testing.assert_allclose(gb, lam, rtol=1e-12)
+    np.testing.assert_allclose(ga, -np.outer(lam, np.linalg.solve(a, b)), rtol=1e-12)
+
+
+# ==================================================================== slogdet
+def f_slogdet(a):
+    sign, logabsdet = np.linalg.slogdet(a)
+    return logabsdet * sign
+
+
+def f_logabsdet(a):
+    return np.linalg.slogdet(a)[1]
+
+
+@pytest.mark.parametrize("shape", [(3, 3), (2, 3, 3), (2, 2, 4, 4)], ids=str)
+def test_slogdet(shape):
+    a = normal(shape, 6) + 0.5 * np.eye(shape[-1])      # determinants of both signs
+    sign, logabsdet = s2sad.jit(f_sign_and_logabsdet)(a)
+    want = np.linalg.slogdet(a)
+    np.testing.assert_array_equal(sign, want[0])
+    np.testing.assert_allclose(logabsdet, want[1], rtol=1e-13)
+    for fn in (f_slogdet, f_logabsdet):
+        grads = check_vjp(fn, (a,))
+        assert grads[0].shape == a.shape
+        check_jvp(fn, (a,))
+
+
+def f_sign_and_logabsdet(a):
+    return np.linalg.slogdet(a)
+
+
+def test_slogdet_gradient_is_inverse_transpose():
+    a = normal((4, 4), 7)
+    np.testing.assert_allclose(s2sad.grad(f_logabsdet)(a), np.linalg.inv(a).T, rtol=1e-10)
+
+
+# =================================================================== cholesky
+def f_cholesky(a):
+    return np.linalg.cholesky(a)
+
+
+def f_cholesky_upper(a):
+    return np.linalg.cholesky(a, upper=True)
+
+
+@pytest.mark.parametrize("shape", [(3, 3), (2, 4, 4)], ids=str)
+@pytest.mark.parametrize("fn", [f_cholesky, f_cholesky_upper], ids=["lower", "upper"])
+def test_cholesky(shape, fn):
+    a = spd(shape, 8)
+    upper = fn is f_cholesky_upper
+    # noise in the triangle NumPy does not read: values and gradients ignore it
+    a = with_other_triangle(a, 9, upper=not upper)
+    np.testing.assert_allclose(s2sad.jit(fn)(a), fn(a), rtol=1e-12)
+    grads = check_vjp(fn, (a,))
+    unread = np.triu(np.ones(shape[-2:]), 1) if not upper else np.tril(np.ones(shape[-2:]), -1)
+    assert np.all(grads[0] * unread == 0)
+    check_jvp(fn, (a,))
+
+
+def test_cholesky_of_a_symmetric_parametrisation():
+    # through s = x x^T the read-one-triangle gradient equals the symmetric one
+    x = well_conditioned((3, 3), 10)
+
+    def f(x):
+        return np.sum(np.sin(np.linalg.cholesky(x @ x.T)))
+    check_vjp(f, (x,))
+    check_jvp(f, (x,))
+
+
+# ======================================================================= eigh
+def eig_features(w, v):
+    """A function of eigenvalues and eigenvectors that ignores each eigenvector's sign."""
+    return w * w, v * v[..., :1, :], np.sin(w) * np.sum(v * v[..., 1:2, :], axis=-2)
+
+
+def f_eigh_lower(a):
+    return eig_features(*np.linalg.eigh(a))
+
+
+def f_eigh_upper(a):
+    return eig_features(*np.linalg.eigh(a, UPLO="U"))
+
+
+def f_eigvalsh_lower(a):
+    return np.linalg.eigvalsh(a)
+
+
+def f_eigvalsh_upper(a):
+    return np.linalg.eigvalsh(a, "U")
+
+
+EIGH_FNS = [(f_eigh_lower, "L"), (f_eigh_upper, "U"),
+            (f_eigvalsh_lower, "L"), (f_eigvalsh_upper, "U")]
+
+
+@pytest.mark.parametrize("shape", [(3, 3), (2, 4, 4)], ids=str)
+@pytest.mark.parametrize("fn, uplo", EIGH_FNS, ids=lambda v: getattr(v, "__name__", v))
+def test_eigh(shape, fn, uplo):
+    a = with_other_triangle(distinct_symmetric(shape, 11), 12, upper=uplo == "L")
+    np.testing.assert_allclose(np.linalg.eigvalsh(a, uplo), np.linalg.eigh(a, uplo)[0])
+    grads = check_vjp(fn, (a,))
+    unread = np.triu(np.ones(shape[-2:]), 1) if uplo == "L" else np.tril(np.ones(shape[-2:]), -1)
+    assert np.all(grads[0] * unread == 0)
+    check_jvp(fn, (a,))
+
+
+def test_eigh_values_match_numpy():
+    a = distinct_symmetric((2, 3, 3), 13)
+
+    def f(a):
+        return np.linalg.eigh(a)
+    w, v = s2sad.jit(f)(a)
+    want_w, want_v = np.linalg.eigh(a)
+    np.testing.assert_allclose(w, want_w, rtol=1e-12)
+    np.testing.assert_allclose(np.abs(v), np.abs(want_v), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(s2sad.jit(f_eigvalsh_upper)(a), np.linalg.eigvalsh(a, "U"),
+                               rtol=1e-12)
+
+
+def f_reconstruct(a):
+    # v diag(w) v^T rebuilds the symmetric matrix
+    w, v = np.linalg.eigh(a)
+    return np.sum(np.sin((v * w[..., None, :]) @ np.swapaxes(v, -1, -2)))
+
+
+def f_eigenvalue_energy(a):
+    return np.sum(np.linalg.eigvalsh(a) ** 2)
+
+
+def f_isolated_projector(a):
+    # the projector on the eigenvector of the largest eigenvalue (sign-free)
+    v = np.linalg.eigh(a)[1]
+    return np.sin(v[..., :, 2:] * v[..., None, :, 2])
+
+
+REPEATED = np.diag([2.0, 2.0, 5.0])     # eigh returns the eigenvalue 2 twice, exactly
+
+
+@pytest.mark.filterwarnings("ignore:invalid value encountered:RuntimeWarning")
+def test_eigh_repeated_eigenvalues():
+    assert np.linalg.eigvalsh(REPEATED)[0] == np.linalg.eigvalsh(REPEATED)[1]
+    # functions of the eigenvalues, and of eigenvectors of the other eigenvalues: exact
+    check_vjp(f_eigenvalue_energy, (REPEATED,))
+    check_jvp(f_eigenvalue_energy, (REPEATED,))
+    check_vjp(f_isolated_projector, (REPEATED,))
+    check_jvp(f_isolated_projector, (REPEATED,))
+    # a function of how the equal eigenvalues' eigenvectors mix: not silently finite
+    assert not np.all(np.isfinite(s2sad.grad(f_reconstruct)(REPEATED)))
+    x = distinct_symmetric((3, 3), 14)
+    check_vjp(f_reconstruct, (x,))
+
+
+def test_eigh_rejects_a_bad_uplo():
+    def f(a):
+        return np.linalg.eigh(a, UPLO="X")[0]
+    with pytest.raises((ValueError, CompileError), match="UPLO must be 'L' or 'U'"):
+        s2sad.grad(lambda_sum(f))(np.eye(2))
+
+
+def lambda_sum(f):
+    def g(a):
+        return np.sum(f(a))
+    return g
+
+
+# ============================================================== second order
+def sum_sin(q):
+    return np.sum(q * np.sin(q))
+
+
+def so_solve(a, b):
+    return sum_sin(np.linalg.solve(a, b))
+
+
+def so_slogdet(a):
+    return sum_sin(np.linalg.slogdet(a)[1])
+
+
+def so_cholesky(a):
+    return sum_sin(np.linalg.cholesky(a))
+
+
+def so_eigh(a):
+    w, v = np.linalg.eigh(a, UPLO="U")
+    return sum_sin(w) + sum_sin(v * v[..., :1, :])
+
+
+def so_eigvalsh(a):
+    return sum_sin(np.linalg.eigvalsh(a))
+
+
+SECOND_ORDER = [
+    (so_solve, (well_conditioned((3, 3), 20), normal(3, 21))),
+    (so_solve, (well_conditioned((2, 3, 3), 22), normal((3, 2), 23))),
+    (so_slogdet, (well_conditioned((2, 3, 3), 24),)),
+    (so_cholesky, (spd((3, 3), 25),)),
+    (so_eigh, (distinct_symmetric((3, 3), 26),)),
+    (so_eigvalsh, (distinct_symmetric((2, 3, 3), 27),)),
+]
+
+
+@pytest.mark.parametrize("fn, args", SECOND_ORDER, ids=lambda v: getattr(v, "__name__", ""))
+def test_second_order(fn, args):
+    s2sad.check_grads(fn, args, order=2, modes=("rev", "fwd"))
+
+
+def test_hessian_of_logabsdet_in_closed_form():
+    # d2 log|det a| [h, k] = -tr(a^-1 h a^-1 k)
+    a, h = well_conditioned((3, 3), 28), normal((3, 3), 29)
+    inv = np.linalg.inv(a)
+    _, hvp = s2sad.jvp(s2sad.grad(f_logabsdet), (a,), (h,))
+    np.testing.assert_allclose(hvp, -(inv @ h @ inv).T, rtol=1e-9, atol=1e-12)
