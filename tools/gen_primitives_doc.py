@@ -63,7 +63,7 @@ AD_HELPERS = (
     # nn_ops: gradient primitives of GeLU and the pools, axes for normalisation rules
     "GeLUGrad", "MaxPoolGrad", "MaxPoolGradGrad", "AvgPoolGrad", "NormAxes",
     # linalg_ops: vector right-hand sides of solve, triangles and eigenvalue gaps
-    "SolveColumn", "SolveUncolumn", "TriangleMask", "GapQuotient",
+    "SolveColumn", "SolveUncolumn", "TriangleMask", "GapQuotient", "KeepLeading", "PadLeading",
 )
 
 HELPERS_TITLE = "Internal AD helpers"

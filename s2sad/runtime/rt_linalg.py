@@ -46,14 +46,45 @@ def linalg_triangle(x, upper, diagonal):
     return x * _triangle(x.shape, upper, diagonal, x.dtype)
 
 
-def linalg_gap_quotient(x, gap):
-    """``x / gap`` off the diagonal of each matrix; 0 on it and where ``x`` is exactly 0
-    (a zero ``gap`` under a non-zero ``x`` gives +-inf)."""
+def linalg_gap_quotient(x, gap, offdiagonal):
+    """``x / gap`` (broadcasting); 0 where ``x`` is exactly 0 and, when ``offdiagonal``, on
+    each matrix's diagonal (a zero ``gap`` under a non-zero ``x`` gives +-inf)."""
     x = np.asarray(x)
     gap = np.asarray(gap)
     shape = np.broadcast_shapes(x.shape, gap.shape)
-    keep = ~np.eye(shape[-2], shape[-1], dtype=bool) & (x != 0)
+    keep = x != 0
+    if offdiagonal:
+        keep = keep & ~np.eye(shape[-2], shape[-1], dtype=bool)
     out = np.zeros(shape, np.result_type(x, gap))
     with np.errstate(divide="ignore"):
         np.divide(x, gap, out=out, where=keep)
+    return out
+
+
+def linalg_keep_leading(x, like, axis, check):
+    """The first ``like.shape[axis]`` entries of ``x`` along ``axis`` (``check``: the
+    dropped ones must be 0)."""
+    x = np.asarray(x)
+    k = _shape(like)[axis]
+    index = (Ellipsis, slice(None, k)) if axis == -1 else (Ellipsis, slice(None, k), slice(None))
+    if check:
+        rest = (Ellipsis, slice(k, None)) if axis == -1 else (Ellipsis, slice(k, None), slice(None))
+        if np.any(x[rest] != 0):
+            raise ValueError(
+                "svd: a gradient flows through the extra columns of u (or rows of vh) that "
+                "full_matrices=True adds; they are any orthonormal basis of a complement, so "
+                "it is not defined: use full_matrices=False, or only u[..., :k] and vh[..., :k, :] "
+                "with k = min(m, n)")
+    return x[index]
+
+
+def linalg_pad_leading(x, like, axis, fill):
+    """``x`` padded at the end of ``axis`` to the size of ``like`` with ``fill``."""
+    x = np.asarray(x)
+    shape = list(x.shape)
+    shape[axis] = _shape(like)[axis]
+    out = np.full(shape, fill, dtype=x.dtype)
+    k = x.shape[axis]
+    index = (Ellipsis, slice(None, k)) if axis == -1 else (Ellipsis, slice(None, k), slice(None))
+    out[index] = x
     return out

@@ -63,6 +63,38 @@ def f_gap_quotient(x, gap):
     return wiggle(P.GapQuotient()(x * sin(x), gap))
 
 
+def svd_with(full):
+    prim = P.Svd(full)
+    keep_columns = P.KeepLeading(-1)
+    keep_rows = P.KeepLeading(-2)
+
+    def f_svd(x):
+        u, s, vh = prim(x)
+        u = keep_columns(u, s)
+        vh = keep_rows(vh, s[..., None])
+        return wiggle(s)[..., None, :] + wiggle(u[..., :1, :] * u) \
+            + wiggle(vh[..., :, :1] * vh)[..., :1, :1]
+    return f_svd
+
+
+def distinct_singular(shape, seed):
+    m, n = shape[-2:]
+    k = min(m, n)
+    u, _ = np.linalg.qr(normal(shape[:-2] + (m, k), seed))
+    v, _ = np.linalg.qr(normal(shape[:-2] + (n, k), seed + 1))
+    return (u * np.arange(1.0, k + 1)) @ np.swapaxes(v, -1, -2)
+
+
+def leading_with(prim, like):
+    def f_leading(x):
+        return wiggle(prim(x * sin(x), like))
+    return f_leading
+
+
+def f_gap_quotient_all(x, gap):
+    return wiggle(P.GapQuotient(False)(x * sin(x), gap))
+
+
 LINALG = [
     Case("MatrixSolve", solve_with(P.MatrixSolve()),
          [well_conditioned((3, 3), 120), normal((3, 2), 121)]),
@@ -79,5 +111,16 @@ LINALG = [
     Case("Eigh", eigh_with("U"), [distinct_symmetric((2, 3, 3), 130)], "upper-batch"),
     Case("TriangleMask", unary(P.TriangleMask(False, 0.5)), [normal((3, 3), 131)]),
     Case("TriangleMask", unary(P.TriangleMask(True, 1.0)), [normal((2, 3, 4), 132)], "upper"),
+    Case("Svd", svd_with(False), [distinct_singular((4, 3), 135)]),
+    Case("Svd", svd_with(True), [distinct_singular((2, 3, 3), 136)], "full-square"),
+    Case("Svd", svd_with(True), [distinct_singular((2, 4), 137)], "full-wide"),
+    Case("KeepLeading", leading_with(P.KeepLeading(-1), np.ones(2)), [normal((3, 4), 138)]),
+    Case("KeepLeading", leading_with(P.KeepLeading(-2), np.ones((2, 1))),
+         [normal((3, 4), 139)], "rows"),
+    Case("PadLeading", leading_with(P.PadLeading(-1), np.ones(4)), [normal((3, 2), 140)]),
+    Case("PadLeading", leading_with(P.PadLeading(-2), np.ones((4, 1))), [normal((2, 3), 141)],
+         "rows"),
     Case("GapQuotient", f_gap_quotient, [normal((3, 3), 133), 1.0 + np.abs(normal((3, 3), 134))]),
+    Case("GapQuotient", f_gap_quotient_all, [normal((3, 2), 142), 1.0 + np.abs(normal(2, 143))],
+         "every-entry"),
 ]

@@ -265,6 +265,15 @@ def so_eigvalsh(a):
     return sum_sin(np.linalg.eigvalsh(a))
 
 
+def so_svd(a):
+    u, s, vh = np.linalg.svd(a, full_matrices=False)
+    return sum_sin(s) + sum_sin(u * u[..., :1, :]) + sum_sin(vh * vh[..., :, :1])
+
+
+def so_norms(a):
+    return np.linalg.norm(a, 2) + np.linalg.norm(a, "nuc") * np.linalg.norm(a, -2, (0, 1))
+
+
 SECOND_ORDER = [
     (so_solve, (well_conditioned((3, 3), 20), normal(3, 21))),
     (so_solve, (well_conditioned((2, 3, 3), 22), normal((3, 2), 23))),
@@ -272,6 +281,9 @@ SECOND_ORDER = [
     (so_cholesky, (spd((3, 3), 25),)),
     (so_eigh, (distinct_symmetric((3, 3), 26),)),
     (so_eigvalsh, (distinct_symmetric((2, 3, 3), 27),)),
+    (so_svd, (np.array([[3.0, 1.0, 0.5], [0.2, -2.0, 1.0]]),)),
+    (so_svd, (np.array([[[3.0, 1.0], [0.5, 0.2], [-2.0, 1.0]]]),)),
+    (so_norms, (np.array([[3.0, 1.0, 0.5], [0.2, -2.0, 1.0], [1.0, 0.3, 1.5]]),)),
 ]
 
 
@@ -286,3 +298,147 @@ def test_hessian_of_logabsdet_in_closed_form():
     inv = np.linalg.inv(a)
     _, hvp = s2sad.jvp(s2sad.grad(f_logabsdet), (a,), (h,))
     np.testing.assert_allclose(hvp, -(inv @ h @ inv).T, rtol=1e-9, atol=1e-12)
+
+
+# ======================================================================== svd
+def svd_features(u, s, vh):
+    """Sign-free functions of the singular vectors (u's and v's columns flip together)."""
+    return (s, u * u[..., :1, :], vh * vh[..., :, :1],
+            np.sin(u[..., :, :1] * vh[..., :1, :]))
+
+
+def f_svd_reduced(a):
+    return svd_features(*np.linalg.svd(a, full_matrices=False))
+
+
+def f_svd_full_leading(a):
+    # full_matrices=True (NumPy's default), using the columns the reduced SVD has
+    u, s, vh = np.linalg.svd(a)
+    k = s.shape[-1]
+    return svd_features(u[..., :, :k], s, vh[..., :k, :])
+
+
+def f_singular_values(a):
+    return np.linalg.svd(a, compute_uv=False)
+
+
+SVD_SHAPES = [(3, 3), (4, 2), (2, 4), (2, 3, 5), (2, 1, 4, 3)]
+
+
+def distinct_singular(shape, seed):
+    """Singular values 1, 2, ... (gaps of 1) in random bases."""
+    m, n = shape[-2:]
+    k = min(m, n)
+    u, _ = np.linalg.qr(normal(shape[:-2] + (m, k), seed))
+    v, _ = np.linalg.qr(normal(shape[:-2] + (n, k), seed + 1))
+    return (u * np.arange(1.0, k + 1)) @ np.swapaxes(v, -1, -2)
+
+
+@pytest.mark.parametrize("shape", SVD_SHAPES, ids=str)
+@pytest.mark.parametrize("fn", [f_svd_reduced, f_svd_full_leading, f_singular_values],
+                         ids=lambda f: f.__name__)
+def test_svd(shape, fn):
+    a = distinct_singular(shape, 40)
+    grads = check_vjp(fn, (a,))
+    assert grads[0].shape == a.shape
+    check_jvp(fn, (a,))
+
+
+@pytest.mark.parametrize("full", [False, True])
+def test_svd_values_match_numpy(full):
+    a = normal((2, 4, 3), 41)
+
+    def f(a):
+        return np.linalg.svd(a, full_matrices=full)
+    u, s, vh = s2sad.jit(f)(a)
+    want = np.linalg.svd(a, full_matrices=full)
+    assert u.shape == want[0].shape and vh.shape == want[2].shape
+    np.testing.assert_allclose(s, want[1], rtol=1e-12)
+    np.testing.assert_allclose((u[..., :3] * s[..., None, :]) @ vh[..., :3, :], a, atol=1e-12)
+    np.testing.assert_allclose(s2sad.jit(f_singular_values)(a), want[1], rtol=1e-12)
+
+
+def f_full_u(a):
+    return np.linalg.svd(a)[0]
+
+
+def test_svd_full_matrices_extra_columns_have_no_gradient():
+    a = normal((4, 2), 42)
+    with pytest.raises(ValueError, match="extra columns of u"):
+        s2sad.vjp(f_full_u, a)[1](np.ones((4, 4)))
+    _, tangent = s2sad.jvp(f_full_u, (a,), (normal((4, 2), 43),))
+    assert np.all(np.isfinite(tangent[:, :2])) and np.all(np.isnan(tangent[:, 2:]))
+    # a square input has no extra columns
+    check_vjp(f_svd_full_leading, (distinct_singular((3, 3), 44),))
+
+
+def test_singular_values_gradient_in_closed_form():
+    # ds_k/da = u_k v_k^T
+    a = distinct_singular((4, 3), 45)
+    w = normal(3, 46)
+    u, _, vh = np.linalg.svd(a, full_matrices=False)
+
+    def f(a):
+        return np.sum(w * np.linalg.svd(a, compute_uv=False))
+    np.testing.assert_allclose(s2sad.grad(f)(a), (u * w) @ vh, rtol=1e-10, atol=1e-12)
+
+
+def test_svd_rejects_hermitian():
+    def f(a):
+        return np.sum(np.linalg.svd(a, hermitian=True)[1])
+    with pytest.raises((ValueError, CompileError), match="hermitian=True"):
+        s2sad.grad(f)(np.eye(2))
+
+
+# ======================================================================= norm
+INF = float("inf")
+NORM_CASES = [
+    # (ord, axis, input shape): every matrix ord over the last two or other axes
+    (2, None, (3, 4)), (-2, None, (4, 3)), ("nuc", None, (3, 4)), (2, None, (5,)),
+    (2, (0, 1), (3, 4)), (-2, (1, 0), (3, 4)), ("nuc", (-2, -1), (2, 3, 4)),
+    (2, (0, 2), (3, 2, 4)), (-2, (2, 0), (3, 2, 4)), ("nuc", (1, 2), (2, 4, 3)),
+    ("fro", (0, 2), (3, 2, 4)), (1, (-1, -2), (2, 3, 4)), (-1, (0, 1), (2, 3, 4)),
+    (INF, (-2, -1), (2, 3, 4)), (-INF, (2, 1), (2, 3, 4)), (None, (0, 1), (2, 3, 4)),
+    # vector ords over one axis
+    (None, 0, (3, 4)), (1, 1, (3, 4)), (2, -1, (2, 3, 4)), (INF, 0, (3, 4)),
+    (-INF, 1, (3, 4)), (3, 1, (3, 4)), (0.5, 0, (3, 4)), (-1, 1, (3, 4)), (-2, 0, (3, 4)),
+    (-1, None, (3, 4)), (INF, None, (5,)), (-INF, None, (5,)), (1, None, (5,)),
+]
+
+
+def make_norm(ord, axis, keepdims):
+    def f_norm(x):
+        return np.linalg.norm(x, ord, axis, keepdims)
+    return f_norm
+
+
+def norm_input(shape):
+    """Entries 0.3 apart in magnitude, none 0: no ties for max/min, and distinct
+    singular values for these seeds."""
+    n = int(np.prod(shape))
+    rng = np.random.default_rng(47)
+    values = (rng.permutation(n) + 1) * 0.3 * np.where(rng.random(n) < 0.5, -1.0, 1.0)
+    return values.reshape(shape)
+
+
+@pytest.mark.parametrize("ord,axis,shape", NORM_CASES, ids=str)
+@pytest.mark.parametrize("keepdims", [False, True])
+def test_norm(ord, axis, shape, keepdims):
+    x = norm_input(shape)
+    fn = make_norm(ord, axis, keepdims)
+    expected = np.linalg.norm(x, ord, axis, keepdims)
+    got = s2sad.jit(fn)(x)
+    assert np.shape(got) == np.shape(expected)
+    np.testing.assert_allclose(got, expected, rtol=1e-12)
+    grads = check_vjp(fn, (x,))
+    assert grads[0].shape == x.shape
+    check_jvp(fn, (x,))
+
+
+def test_norm_of_a_vector_with_ord_minus_one_is_not_a_column_norm():
+    # NumPy's vector -1 norm (sum 1/|x|)^-1 is not the -1 norm of the column x:
+    # refused, not silently the column's
+    def f(x):
+        return np.linalg.norm(x, -1)
+    with pytest.raises(ValueError, match="give dim=0"):
+        s2sad.jit(f)(np.array([1.0, 2.0]))

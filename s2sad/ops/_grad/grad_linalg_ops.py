@@ -26,6 +26,7 @@ reduce_sum = M.ReduceSum(False)
 expand_matrix = A.ExpandReduced(False)
 inverse_transpose = M.MatrixInverse(adjoint=True)
 gap_quotient = L.GapQuotient()
+quotient = L.GapQuotient(offdiagonal=False)
 solve = L.MatrixSolve()
 solve_transposed = L.MatrixSolve(adjoint=True)
 lower_half = L.TriangleMask(False, 0.5)
@@ -152,6 +153,79 @@ def get_jvp_eigh(self):
     return jvp
 
 
+def squared_gaps(s):
+    """``s_j^2 - s_i^2`` at ``[..., i, j]``."""
+    s2 = s * s
+    return expand_dims(s2, -2) - expand_dims(s2, -1)
+
+
+def svd_cotangent(u, s, vh, du, ds, dvh):
+    """The reduced SVD's bprop: the cotangent of ``x = u diag(s) vh``."""
+    v = swap(vh)
+    dv = swap(dvh)
+    s_row = expand_dims(s, -2)
+    gaps = squared_gaps(s)
+    utdu = bmm_tn(u, du)
+    vtdv = bmm_tn(v, dv)
+    core = gap_quotient(utdu - swap(utdu), gaps) * s_row \
+        + gap_quotient(vtdv - swap(vtdv), gaps) * expand_dims(s, -1)
+    left = bmm_nn(u, core) + u * expand_dims(ds, -2) + quotient(du - bmm_nn(u, utdu), s_row)
+    return bmm_nt(left, v) + bmm_nt(u, quotient(dv - bmm_nn(v, vtdv), s_row))
+
+
+def svd_tangent(u, s, vh, tx):
+    """The reduced SVD's JVP: the tangents ``(du, ds, dvh)`` along ``tx``."""
+    v = swap(vh)
+    s_row = expand_dims(s, -2)
+    s_col = expand_dims(s, -1)
+    gaps = squared_gaps(s)
+    xv = bmm_nn(tx, v)
+    xtu = bmm_tn(tx, u)
+    p = bmm_tn(u, xv)                   # u^T tx v
+    pt = swap(p)
+    du = bmm_nn(u, gap_quotient(p * s_row + pt * s_col, gaps)) \
+        + quotient(xv - bmm_nn(u, p), s_row)
+    dv = bmm_nn(v, gap_quotient(p * s_col + pt * s_row, gaps)) \
+        + quotient(xtu - bmm_nn(v, pt), s_row)
+    return du, reduce_sum(u * xv, -2), swap(dv)
+
+
+@bprop_getters.register(L.Svd)
+def get_bprop_svd(self):
+    full = self.full_matrices
+    keep_columns = L.KeepLeading(-1)
+    keep_rows = L.KeepLeading(-2)
+    check_columns = L.KeepLeading(-1, check=True)
+    check_rows = L.KeepLeading(-2, check=True)
+
+    def bprop(x, out, dout):
+        u, s, vh = out
+        du, ds, dvh = dout
+        if full:
+            rows = expand_dims(s, -1)
+            return (svd_cotangent(keep_columns(u, s), s, keep_rows(vh, rows),
+                                  check_columns(du, s), ds, check_rows(dvh, rows)),)
+        return (svd_cotangent(u, s, vh, du, ds, dvh),)
+    return bprop
+
+
+@jvp_getters.register(L.Svd)
+def get_jvp_svd(self):
+    full = self.full_matrices
+    keep_columns = L.KeepLeading(-1)
+    keep_rows = L.KeepLeading(-2)
+    nan_columns = L.PadLeading(-1, float("nan"))
+    nan_rows = L.PadLeading(-2, float("nan"))
+
+    def jvp(x, out, tx):
+        u, s, vh = out
+        if full:
+            du, ds, dvh = svd_tangent(keep_columns(u, s), s, keep_rows(vh, expand_dims(s, -1)), tx)
+            return nan_columns(du, u), ds, nan_rows(dvh, vh)
+        return svd_tangent(u, s, vh, tx)
+    return jvp
+
+
 # ------------------------------------------------------------- rule helpers
 @bprop_getters.register(L.TriangleMask)
 def get_bprop_triangle_mask(self):
@@ -171,7 +245,7 @@ def get_jvp_triangle_mask(self):
 def get_bprop_gap_quotient(self):
     # linear in x with its own adjoint (an entrywise scaling); d(x / gap) = -out / gap
     def bprop(x, gap, out, dout):
-        return self(dout, gap), -self(dout * out, gap)
+        return unbroadcast(self(dout, gap), x), unbroadcast(-self(dout * out, gap), gap)
     return bprop
 
 
@@ -183,4 +257,30 @@ def get_jvp_gap_quotient(self):
         if tx is None:
             return -self(out * tgap, gap)
         return self(tx - out * tgap, gap)
+    return jvp
+
+
+@bprop_getters.register(L.KeepLeading)
+def get_bprop_keep_leading(self):
+    pad = L.PadLeading(self.axis)
+
+    def bprop(x, like, out, dout):
+        return pad(dout, x), zeros_like(like)
+    return bprop
+
+
+@bprop_getters.register(L.PadLeading)
+def get_bprop_pad_leading(self):
+    keep = L.KeepLeading(self.axis)
+
+    def bprop(x, like, out, dout):
+        return keep(dout, x), zeros_like(like)
+    return bprop
+
+
+@jvp_getters.register(L.KeepLeading)
+@jvp_getters.register(L.PadLeading)
+def get_jvp_leading(self):
+    def jvp(x, like, out, tx, tlike):
+        return self(tx, like)
     return jvp

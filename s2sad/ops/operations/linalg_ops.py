@@ -105,6 +105,27 @@ class Eigh(Primitive):
         return "xp.linalg.eigh(%s, UPLO=%s)" % (x, constexpr(self.UPLO))
 
 
+class Svd(Primitive):
+    """``(u, s, vh)`` with ``x = u diag(s) vh``, singular values descending.
+
+    ``full_matrices`` completes ``u`` and ``vh`` to square orthogonal matrices;
+    their extra columns (rows) are any basis of a complement, so a gradient
+    through them raises ``ValueError`` and their tangents are NaN.  The
+    singular vectors' gradient needs distinct, non-zero singular values.
+    """
+    taylor = "nested"   # no series rule written
+    num_outputs = 3
+    formula = ("dx = u [F*(u^T du - du^T u) s + diag(ds) + s F*(v^T dv - dv^T v)] v^T "
+               "+ (I - u u^T) du s^-1 v^T + u s^-1 dv^T (I - v v^T), F_ij = 1 / (s_j^2 - s_i^2)")
+    nondifferentiable = "equal or zero singular values, for a function of the singular vectors"
+
+    def __init__(self, full_matrices=False):
+        super().__init__(full_matrices=bool(full_matrices))
+
+    def emit(self, x):
+        return "xp.linalg.svd(%s, full_matrices=%r)" % (x, self.full_matrices)
+
+
 # ------------------------------------------------------------- rule helpers
 class TriangleMask(Primitive):
     """One triangle of each matrix (strictly below the diagonal, or above it when
@@ -124,19 +145,57 @@ class TriangleMask(Primitive):
 
 
 class GapQuotient(Primitive):
-    """``x / gap`` off the diagonal of each matrix, 0 on it and where ``x`` is exactly 0.
+    """``x / gap`` (broadcasting), 0 where ``x`` is exactly 0 and, when ``offdiagonal``,
+    on the diagonal of each matrix.
 
-    The eigenvector rules' coupling ``F * x`` with ``F_ij = 1 / (w_j - w_i)``:
-    where two eigenvalues are equal a zero ``x`` (a function that does not
-    depend on how their eigenvectors mix) gives 0, any other gives +-inf, so
-    an undefined gradient shows rather than being silently wrong.
+    The eigenvector rules' coupling ``F * x`` with ``F_ij = 1 / (w_j - w_i)``,
+    and the SVD rules' division by singular values: where a gap is 0 a zero
+    ``x`` (a function that does not depend on how the equal eigenvalues'
+    eigenvectors mix) gives 0, any other gives +-inf, so an undefined gradient
+    shows rather than being silently wrong.
     """
     taylor = "nested"   # no series rule written
     formula = "dx = quotient(dout, gap); dgap = -quotient(dout * out, gap)"
-    nondifferentiable = "gap = 0 off the diagonal"
+    nondifferentiable = "gap = 0 (off the diagonal)"
+
+    def __init__(self, offdiagonal=True):
+        super().__init__(offdiagonal=bool(offdiagonal))
 
     def emit(self, x, gap):
-        return "rt.linalg_gap_quotient(%s, %s)" % (x, gap)
+        return "rt.linalg_gap_quotient(%s, %s, %r)" % (x, gap, self.offdiagonal)
+
+
+class KeepLeading(Primitive):
+    """The first ``like.shape[axis]`` entries of ``x`` along ``axis``: the columns (or
+    rows) of a full SVD's ``u`` (``vh``) that the reduced one has.
+
+    With ``check`` (for cotangents) it raises ``ValueError`` when an entry it
+    drops is not 0: a gradient through the extra columns is not defined.
+    """
+    linearity = "linear"
+    shape_only_inputs = (1,)
+    formula = "dx = pad_leading(dout, x)"
+
+    def __init__(self, axis=-1, check=False):
+        super().__init__(axis=int(axis), check=bool(check))
+
+    def emit(self, x, like):
+        return "rt.linalg_keep_leading(%s, %s, %d, %r)" % (x, like, self.axis, self.check)
+
+
+class PadLeading(Primitive):
+    """``x`` padded along ``axis`` to the size of ``like`` with ``fill`` (KeepLeading's adjoint
+    with 0; NaN marks the tangents of a full SVD's extra columns, which are not defined)."""
+    linearity = "linear"
+    shape_only_inputs = (1,)
+    formula = "dx = keep_leading(dout, x)"
+
+    def __init__(self, axis=-1, fill=0.0):
+        super().__init__(axis=int(axis), fill=float(fill))
+
+    def emit(self, x, like):
+        return "rt.linalg_pad_leading(%s, %s, %d, %s)" % (x, like, self.axis,
+                                                          constexpr(self.fill))
 
 
 __all__ = [_n for _n, _v in list(globals().items())
