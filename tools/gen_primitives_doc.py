@@ -62,8 +62,10 @@ AD_HELPERS = (
     "MatMulGradA", "MatMulGradB", "TensordotGradA", "TensordotGradB", "ArgIndicator",
     # nn_ops: gradient primitives of GeLU and the pools, axes for normalisation rules
     "GeLUGrad", "MaxPoolGrad", "MaxPoolGradGrad", "AvgPoolGrad", "NormAxes",
-    # linalg_ops: vector right-hand sides of solve, triangles and eigenvalue gaps
+    # linalg_ops: vector right-hand sides of solve, triangles, eigenvalue gaps, the
+    # columns of a full SVD, QR's precondition, identities and tensorsolve's shapes
     "SolveColumn", "SolveUncolumn", "TriangleMask", "GapQuotient", "KeepLeading", "PadLeading",
+    "QrCheck", "EyeLike", "TensorShape",
 )
 
 HELPERS_TITLE = "Internal AD helpers"

@@ -4,6 +4,8 @@ What depends on a runtime shape (whether ``b`` is a vector right-hand side,
 the size of a triangle mask) is decided here, since compiled code is
 shape-polymorphic.
 """
+import math
+
 import numpy as np
 
 from .rt_math import _shape
@@ -88,3 +90,32 @@ def linalg_pad_leading(x, like, axis, fill):
     index = (Ellipsis, slice(None, k)) if axis == -1 else (Ellipsis, slice(None, k), slice(None))
     out[index] = x
     return out
+
+
+def linalg_qr_check(r):
+    """``r``, which must be square: QR of a wide matrix has no rule."""
+    shape = _shape(r)
+    if shape[-2] != shape[-1]:
+        raise ValueError("qr: no derivative for a wide matrix (r has shape %s: more columns "
+                         "than rows); differentiate the QR of its transpose, or of a square "
+                         "or tall matrix" % (tuple(shape),))
+    return r
+
+
+def linalg_eye_like(x):
+    """Identity matrices shaped like ``x`` (a stack of square matrices)."""
+    x = np.asarray(x)
+    return np.broadcast_to(np.eye(x.shape[-1], dtype=x.dtype), x.shape).copy()
+
+
+def linalg_tensor_shape(a, b, kind, ind):
+    """The shapes ``tensorinv`` (``ind``) and ``tensorsolve`` (``b``'s rank) reshape with."""
+    shape = tuple(_shape(a))
+    if kind == "inv_in":
+        return (math.prod(shape[:ind]), -1)
+    if kind == "inv_out":
+        return shape[ind:] + shape[:ind]
+    rest = shape[len(_shape(b)):]
+    if kind == "solve_in":
+        return (-1, math.prod(rest))
+    return rest

@@ -91,6 +91,19 @@ def leading_with(prim, like):
     return f_leading
 
 
+def f_qr(x):
+    q, r = P.Qr()(x)
+    return wiggle(q)[..., :2, :] + wiggle(r)
+
+
+def f_qr_check(r):
+    return wiggle(P.QrCheck()(r * sin(r)))
+
+
+def f_pinv(x):
+    return wiggle(P.Pinv()(x))
+
+
 def f_gap_quotient_all(x, gap):
     return wiggle(P.GapQuotient(False)(x * sin(x), gap))
 
@@ -120,6 +133,11 @@ LINALG = [
     Case("PadLeading", leading_with(P.PadLeading(-1), np.ones(4)), [normal((3, 2), 140)]),
     Case("PadLeading", leading_with(P.PadLeading(-2), np.ones((4, 1))), [normal((2, 3), 141)],
          "rows"),
+    Case("Qr", f_qr, [normal((3, 2), 144)]),
+    Case("Qr", f_qr, [normal((2, 2, 2), 145)], "batch"),
+    Case("QrCheck", f_qr_check, [normal((3, 3), 146)]),
+    Case("Pinv", f_pinv, [normal((2, 3), 147)]),
+    Case("Pinv", f_pinv, [well_conditioned((2, 3, 3), 148)], "batch"),
     Case("GapQuotient", f_gap_quotient, [normal((3, 3), 133), 1.0 + np.abs(normal((3, 3), 134))]),
     Case("GapQuotient", f_gap_quotient_all, [normal((3, 2), 142), 1.0 + np.abs(normal(2, 143))],
          "every-entry"),

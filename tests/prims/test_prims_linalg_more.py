@@ -274,6 +274,23 @@ def so_norms(a):
     return np.linalg.norm(a, 2) + np.linalg.norm(a, "nuc") * np.linalg.norm(a, -2, (0, 1))
 
 
+def so_qr(a):
+    q, r = np.linalg.qr(a)
+    return sum_sin(q) + sum_sin(r)
+
+
+def so_pinv(a):
+    return sum_sin(np.linalg.pinv(a))
+
+
+def so_power(a):
+    return sum_sin(np.linalg.matrix_power(a, 3)) + sum_sin(np.linalg.matrix_power(a, -2))
+
+
+def so_tensorsolve(a, b):
+    return sum_sin(np.linalg.tensorsolve(a, b)) + sum_sin(np.linalg.tensorinv(a))
+
+
 SECOND_ORDER = [
     (so_solve, (well_conditioned((3, 3), 20), normal(3, 21))),
     (so_solve, (well_conditioned((2, 3, 3), 22), normal((3, 2), 23))),
@@ -284,6 +301,10 @@ SECOND_ORDER = [
     (so_svd, (np.array([[3.0, 1.0, 0.5], [0.2, -2.0, 1.0]]),)),
     (so_svd, (np.array([[[3.0, 1.0], [0.5, 0.2], [-2.0, 1.0]]]),)),
     (so_norms, (np.array([[3.0, 1.0, 0.5], [0.2, -2.0, 1.0], [1.0, 0.3, 1.5]]),)),
+    (so_qr, (normal((3, 2), 30),)),
+    (so_pinv, (normal((2, 3), 31),)),
+    (so_power, (0.3 * normal((3, 3), 32) + np.eye(3),)),
+    (so_tensorsolve, (well_conditioned((4, 4), 33).reshape(2, 2, 2, 2), normal((2, 2), 34))),
 ]
 
 
@@ -442,3 +463,155 @@ def test_norm_of_a_vector_with_ord_minus_one_is_not_a_column_norm():
         return np.linalg.norm(x, -1)
     with pytest.raises(ValueError, match="give dim=0"):
         s2sad.jit(f)(np.array([1.0, 2.0]))
+
+
+# ========================================================================= qr
+def f_qr(a):
+    q, r = np.linalg.qr(a)
+    return q, r
+
+
+def f_qr_r(a):
+    return np.linalg.qr(a, mode="r")
+
+
+@pytest.mark.parametrize("shape", [(3, 3), (4, 2), (2, 4, 3), (2, 1, 3, 3)], ids=str)
+@pytest.mark.parametrize("fn", [f_qr, f_qr_r], ids=lambda f: f.__name__)
+def test_qr(shape, fn):
+    a = normal(shape, 50)
+    got = s2sad.jit(fn)(a)
+    want = np.linalg.qr(a, mode="r" if fn is f_qr_r else "reduced")
+    for g, w in zip(got if fn is f_qr else (got,), want if fn is f_qr else (want,)):
+        np.testing.assert_allclose(g, w, rtol=1e-12, atol=1e-14)
+    grads = check_vjp(fn, (a,))
+    assert grads[0].shape == a.shape
+    check_jvp(fn, (a,))
+
+
+def test_qr_of_a_wide_matrix_has_no_derivative():
+    with pytest.raises(ValueError, match="wide matrix"):
+        s2sad.grad(lambda_sum(f_qr_r))(normal((2, 4), 51))
+
+
+def test_qr_rejects_other_modes():
+    def f(a):
+        return np.linalg.qr(a, mode="complete")[0]
+    with pytest.raises((ValueError, CompileError), match="mode='complete' is not supported"):
+        s2sad.grad(lambda_sum(f))(normal((3, 3), 52))
+
+
+# ======================================================================= pinv
+def f_pinv(a):
+    return np.linalg.pinv(a)
+
+
+def f_pinv_rcond(a):
+    return np.linalg.pinv(a, rcond=1e-10)
+
+
+@pytest.mark.parametrize("shape", [(3, 3), (4, 2), (2, 4), (2, 3, 5)], ids=str)
+@pytest.mark.parametrize("fn", [f_pinv, f_pinv_rcond], ids=lambda f: f.__name__)
+def test_pinv(shape, fn):
+    a = normal(shape, 53)
+    np.testing.assert_allclose(s2sad.jit(fn)(a), fn(a), rtol=1e-10, atol=1e-12)
+    grads = check_vjp(fn, (a,))
+    assert grads[0].shape == a.shape
+    check_jvp(fn, (a,))
+
+
+def test_pinv_of_an_invertible_matrix_has_the_inverses_gradient():
+    a, w = well_conditioned((3, 3), 54), normal((3, 3), 55)
+
+    def f(a):
+        return np.sum(w * np.linalg.pinv(a))
+    inv = np.linalg.inv(a)
+    np.testing.assert_allclose(s2sad.grad(f)(a), -inv.T @ w @ inv.T, rtol=1e-9, atol=1e-12)
+
+
+# =============================================================== matrix_power
+def make_power(n):
+    def f_power(a):
+        return np.linalg.matrix_power(a, n)
+    return f_power
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 6, -1, -2, -3])
+def test_matrix_power(n):
+    a = 0.3 * normal((2, 3, 3), 56) + np.eye(3)
+    fn = make_power(n)
+    np.testing.assert_allclose(s2sad.jit(fn)(a), np.linalg.matrix_power(a, n), rtol=1e-12)
+    grads = check_vjp(fn, (a,))
+    if n == 0:
+        assert np.all(grads[0] == 0)
+    check_jvp(fn, (a,))
+
+
+def test_matrix_power_needs_an_int():
+    with pytest.raises((TypeError, CompileError), match="exponent n must be an int"):
+        s2sad.grad(lambda_sum(make_power(1.5)))(np.eye(2))
+
+
+# ================================================= tensorinv, tensorsolve, eig
+def f_tensorinv(a):
+    return np.linalg.tensorinv(a, ind=1)
+
+
+def f_tensorinv2(a):
+    return np.linalg.tensorinv(a)
+
+
+def f_tensorsolve(a, b):
+    return np.linalg.tensorsolve(a, b)
+
+
+def f_tensorsolve_axes(a, b):
+    return np.linalg.tensorsolve(a, b, axes=(0,))
+
+
+def well_conditioned_tensor(shape, seed):
+    n = int(np.prod(shape)) // int(np.sqrt(np.prod(shape)))
+    return well_conditioned((n, n), seed).reshape(shape)
+
+
+def test_tensorinv():
+    for fn, shape in ((f_tensorinv, (6, 2, 3)), (f_tensorinv2, (2, 3, 6))):
+        a = well_conditioned_tensor(shape, 57)
+        np.testing.assert_allclose(s2sad.jit(fn)(a), fn(a), rtol=1e-12)
+        check_vjp(fn, (a,))
+        check_jvp(fn, (a,))
+
+
+def test_tensorsolve():
+    a, b = well_conditioned_tensor((2, 3, 2, 3), 58), normal((2, 3), 59)
+    for fn in (f_tensorsolve, f_tensorsolve_axes):
+        np.testing.assert_allclose(s2sad.jit(fn)(a, b), fn(a, b), rtol=1e-12)
+        check_vjp(fn, (a, b))
+        check_jvp(fn, (a, b))
+
+
+@pytest.mark.parametrize("name", ["eig", "eigvals"])
+def test_eig_names_complex_numbers(name):
+    fn = getattr(np.linalg, name)
+
+    def f(a):
+        out = fn(a)
+        return np.sum(out[0] if name == "eig" else out)
+    with pytest.raises(CompileError, match="complex numbers"):
+        s2sad.grad(f)(np.eye(2))
+
+
+# ======================================================= det and inv, batched
+def f_det(a):
+    return np.linalg.det(a)
+
+
+def f_inv(a):
+    return np.linalg.inv(a)
+
+
+@pytest.mark.parametrize("fn", [f_det, f_inv], ids=lambda f: f.__name__)
+def test_det_and_inv_batched(fn):
+    a = well_conditioned((2, 3, 3, 3), 60)
+    np.testing.assert_allclose(s2sad.jit(fn)(a), fn(a), rtol=1e-12)
+    check_vjp(fn, (a,))
+    check_jvp(fn, (a,))

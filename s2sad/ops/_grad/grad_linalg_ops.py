@@ -30,6 +30,9 @@ quotient = L.GapQuotient(offdiagonal=False)
 solve = L.MatrixSolve()
 solve_transposed = L.MatrixSolve(adjoint=True)
 lower_half = L.TriangleMask(False, 0.5)
+lower = L.TriangleMask(False, 1.0)
+strictly_lower = L.TriangleMask(False, 0.0)
+qr_check = L.QrCheck()
 MASKS = {"L": lower_half, "U": L.TriangleMask(True, 0.5)}
 
 
@@ -223,6 +226,72 @@ def get_jvp_svd(self):
             du, ds, dvh = svd_tangent(keep_columns(u, s), s, keep_rows(vh, expand_dims(s, -1)), tx)
             return nan_columns(du, u), ds, nan_rows(dvh, vh)
         return svd_tangent(u, s, vh, tx)
+    return jvp
+
+
+@bprop_getters.register(L.Qr)
+def get_bprop_qr(self):
+    def bprop(x, out, dout):
+        q, r = out
+        dq, dr = dout
+        r = qr_check(r)
+        m = bmm_nt(r, dr) - bmm_tn(dq, q)
+        # (dq + q copyltu(m)) r^-T, copyltu(m): m's lower triangle mirrored
+        b = dq + bmm_nn(q, lower(m) + swap(strictly_lower(m)))
+        return (swap(solve(r, swap(b))),)
+    return bprop
+
+
+@jvp_getters.register(L.Qr)
+def get_jvp_qr(self):
+    def jvp(x, out, tx):
+        q, r = out
+        r = qr_check(r)
+        xr = swap(solve_transposed(r, swap(tx)))        # tx r^-1
+        c = bmm_tn(q, xr)
+        # dr r^-1 = c - omega, omega = the skew q^T dq taken from c's lower part
+        low = strictly_lower(c)
+        upper = c - low + swap(low)
+        return xr - bmm_nn(q, upper), bmm_nn(upper, r)
+    return jvp
+
+
+@bprop_getters.register(L.Pinv)
+def get_bprop_pinv(self):
+    def bprop(x, out, dout):
+        pt = swap(out)
+        gt = swap(dout)
+        inner = -bmm_nn(bmm_nn(pt, dout), pt)
+        # (I - x p) dout^T p p^T + p^T p dout^T (I - p x)
+        left = bmm_nn(gt - bmm_nn(x, bmm_nn(out, gt)), bmm_nt(out, out))
+        right = bmm_nn(bmm_nn(pt, out), gt - bmm_nn(bmm_nn(gt, out), x))
+        return (inner + left + right,)
+    return bprop
+
+
+@jvp_getters.register(L.Pinv)
+def get_jvp_pinv(self):
+    def jvp(x, out, tx):
+        txt = swap(tx)
+        inner = -bmm_nn(bmm_nn(out, tx), out)
+        # p p^T tx^T (I - x p) + (I - p x) tx^T p^T p
+        left = bmm_nn(bmm_nt(out, out), txt - bmm_nn(bmm_nn(txt, x), out))
+        right = bmm_nn(txt - bmm_nn(out, bmm_nn(x, txt)), bmm_tn(out, out))
+        return inner + left + right
+    return jvp
+
+
+@bprop_getters.register(L.QrCheck)
+def get_bprop_qr_check(self):
+    def bprop(r, out, dout):
+        return (dout,)
+    return bprop
+
+
+@jvp_getters.register(L.QrCheck)
+def get_jvp_qr_check(self):
+    def jvp(r, out, tr):
+        return tr
     return jvp
 
 

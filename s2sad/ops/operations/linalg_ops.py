@@ -126,6 +126,76 @@ class Svd(Primitive):
         return "xp.linalg.svd(%s, full_matrices=%r)" % (x, self.full_matrices)
 
 
+class Qr(Primitive):
+    """``(q, r)``: the reduced QR factorisation ``x = q r`` of each matrix (``q`` with
+    orthonormal columns, ``r`` upper triangular).
+
+    Differentiable for square and tall ``x`` of full column rank; the rules of
+    a wide ``x`` raise ``ValueError`` (through ``QrCheck``).
+    """
+    taylor = "nested"   # no series rule written
+    num_outputs = 2
+    formula = "dx = (dq + q copyltu(r dr^T - dq^T q)) r^-T"
+    nondifferentiable = "x wide or of deficient column rank"
+
+    def emit(self, x):
+        return "xp.linalg.qr(%s)" % x
+
+
+class QrCheck(Primitive):
+    """``r`` itself, once checked to be square (the QR rules' precondition: a tall or
+    square input); raises ``ValueError`` for a wide input's ``r``."""
+    linearity = "linear"
+    formula = "dr = dout"
+
+    def emit(self, r):
+        return "rt.linalg_qr_check(%s)" % r
+
+
+class Pinv(Primitive):
+    """The Moore-Penrose pseudo-inverse of each matrix (singular values below
+    ``rcond`` times the largest are taken as 0), as ``np.linalg.pinv``."""
+    taylor = "nested"   # no series rule written
+    formula = ("dx = -p^T dout p^T + (I - x p) dout^T p p^T + p^T p dout^T (I - p x), "
+               "p = pinv(x)")
+    nondifferentiable = "where the rank changes (a singular value crossing the cut-off)"
+
+    def __init__(self, rcond=None):
+        super().__init__(rcond=None if rcond is None else float(rcond))
+
+    def emit(self, x):
+        if self.rcond is None:
+            return "xp.linalg.pinv(%s)" % x
+        return "xp.linalg.pinv(%s, rcond=%s)" % (x, constexpr(self.rcond))
+
+
+class EyeLike(Primitive):
+    """Identity matrices with the shape and dtype of ``x`` (``matrix_power(x, 0)``)."""
+    differentiable = False
+    formula = "no gradient"
+
+    def emit(self, x):
+        return "rt.linalg_eye_like(%s)" % x
+
+
+class TensorShape(Primitive):
+    """The run-time shapes ``tensorinv`` and ``tensorsolve`` reshape with (no gradient).
+
+    ``kind``: ``'inv_in'`` / ``'inv_out'`` (of ``a``, with ``ind``), ``'solve_in'`` /
+    ``'solve_out'`` (of ``a`` with ``b``'s rank).
+    """
+    differentiable = False
+    small_result = True
+    shape_only_inputs = (0, 1)
+    formula = "no gradient"
+
+    def __init__(self, kind, ind=0):
+        super().__init__(kind=kind, ind=int(ind))
+
+    def emit(self, a, b="None"):
+        return "rt.linalg_tensor_shape(%s, %s, %r, %d)" % (a, b, self.kind, self.ind)
+
+
 # ------------------------------------------------------------- rule helpers
 class TriangleMask(Primitive):
     """One triangle of each matrix (strictly below the diagonal, or above it when
