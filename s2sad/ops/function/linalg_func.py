@@ -1,9 +1,11 @@
 """Functional forms of the linear-algebra primitives, and the ``np.linalg``
 functions that map to them.
 
-Python logic here only looks at compile-time constants (``UPLO``, ``upper``);
-whether a right-hand side is a vector is a runtime shape, decided inside a
-primitive.  ``np.linalg.inv``, ``det`` and ``norm`` live with the math family.
+Python logic here only looks at compile-time constants (``UPLO``, ``upper``,
+``mode``, the power ``n``); whether a right-hand side is a vector, and the
+shapes tensorinv and tensorsolve reshape to, are runtime shapes, computed
+inside primitives.  ``np.linalg.inv``, ``det`` and ``norm`` live with the
+math family (``norm`` calls ``singular_value_norm`` for its 2, -2 and 'nuc').
 """
 import numpy as np
 
@@ -33,7 +35,8 @@ def _check_uplo(fn, UPLO):
 def _check_hermitian(fn, hermitian):
     if hermitian:
         raise ValueError("%s: hermitian=True is not supported by s2sad; drop it (the "
-                         "result is the same)" % (fn,))
+                         "general routine gives the same result for a Hermitian input, "
+                         "singular vectors up to their signs)" % (fn,))
     return None
 
 
@@ -111,7 +114,8 @@ def _power(a, n):
 def matrix_power(a, n):
     """``a`` multiplied by itself ``n`` times (an int; 0: identities, negative: powers of
     the inverse), for each matrix of a stack."""
-    if _check_power(n) == 0:
+    n = _check_power(n)
+    if n == 0:
         return L.EyeLike()(a)
     if n < 0:
         return _power(M.MatrixInverse()(a), -n)
