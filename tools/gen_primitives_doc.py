@@ -33,7 +33,7 @@ from s2sad.ir import control  # noqa: E402
 from s2sad.ops._grad import bprop_getters, jvp_getters  # noqa: E402
 from s2sad.ops import operations  # noqa: E402
 from s2sad.ops.operations import (array_ops, contract_ops, elementwise_ops,  # noqa: E402
-                                  math_ops, nn_ops)
+                                  linalg_ops, math_ops, nn_ops)
 from s2sad.ops.primitive import Primitive  # noqa: E402
 
 DOC_PATH = os.path.join(ROOT, "docs", "primitives.md")
@@ -52,6 +52,8 @@ FAMILIES = (
      "mappings are in `s2sad/ops/function/stats_func.py`)."),
     ("contract", contract_ops, "Einstein summation, diagonals, traces and triangles "
                                "(`s2sad/ops/operations/contract_ops.py`)."),
+    ("linalg", linalg_ops, "Solves, determinants and factorisations of stacked matrices "
+                           "(`s2sad/ops/operations/linalg_ops.py`)."),
 )
 
 #: Primitives exported by ``s2sad.ops.operations`` that user code has no reason
@@ -72,6 +74,10 @@ AD_HELPERS = (
     "SincSlope", "Xdivy", "ZeroCount", "QuantileWeights", "StatsShape",
     # contract_ops: adjoints of einsum's reductions, of kron and of the diagonal family
     "EinsumExpand", "KronGradA", "KronGradB", "DiagonalGrad", "DiagGrad",
+    # linalg_ops: vector right-hand sides of solve, triangles, eigenvalue gaps, the
+    # columns of a full SVD, QR's precondition, identities and tensorsolve's shapes
+    "SolveColumn", "SolveUncolumn", "TriangleMask", "GapQuotient", "KeepLeading", "PadLeading",
+    "QrCheck", "EyeLike", "TensorShape",
 )
 
 HELPERS_TITLE = "Internal AD helpers"

@@ -250,7 +250,8 @@ def math_norm_shape(x, kind, ord):
     """Runtime shapes for ``norm`` when ``dim`` is None and the rank decides the norm.
 
     ``'vector'``: x's shape, x must be 1-D; ``'matrix'``: a 1-D x as an (n, 1)
-    column (its matrix 1/inf norms are the vector ones), a 2-D x unchanged;
+    column (its matrix 1, 2, inf and -inf norms are the vector ones; -1, -2
+    and 'nuc' are refused), a 2-D x unchanged;
     ``'kept'``: all ones, the shape of a norm over all axes with keepdim.
     """
     shape = tuple(np.shape(x))
@@ -258,11 +259,14 @@ def math_norm_shape(x, kind, ord):
         return (1,) * len(shape)
     if kind == "vector":
         if len(shape) != 1:
-            raise ValueError("norm with ord=%r and dim=None needs a 1-D input%s, got shape %s"
-                             % (ord, " (the matrix 2-norm is not supported)"
-                                if len(shape) == 2 else "", list(shape)))
+            raise ValueError("norm with ord=%r and dim=None needs a 1-D input, got shape %s"
+                             % (ord, list(shape)))
         return shape
     if len(shape) == 1:
+        if ord in (-1, -2, "nuc"):
+            # a column's matrix -1 and -2 norms are not the vector ones
+            raise ValueError("norm with ord=%r and dim=None of a 1-D input: give dim=0 "
+                             "(axis=0) for the vector norm" % (ord,))
         return shape + (1,)
     if len(shape) != 2:
         raise ValueError("norm with ord=%r and dim=None needs a 1-D or 2-D input, got shape %s"

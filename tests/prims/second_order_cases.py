@@ -542,7 +542,7 @@ CONTRACT += [
 def _scipy_special_cases():
     """Gammaln and Polygamma compute through SciPy at run time: cases only where it is."""
     try:
-        import scipy.special  # noqa: F401
+        import scipy.special  # noqa: F401 -- only whether it imports
     except ImportError:
         return []
     return [Case("Gammaln", unary(P.Gammaln()), [positive((2, 3), 208)]),

@@ -337,10 +337,11 @@ def test_norm_zero_ord_counts_nonzeros():
 
 
 @pytest.mark.parametrize("ord,dim,shape,match", [
-    (2, None, (3, 4), "matrix 2-norm"),
     (1, None, (2, 3, 4), "1-D or 2-D"),
-    (2, (0, 1), (3, 4), "not supported"),
-    ("nuc", (0, 1), (3, 4), "not supported"),
+    (-1, None, (4,), "give dim=0"),
+    (-2, None, (4,), "give dim=0"),
+    ("nuc", None, (4,), "give dim=0"),
+    ("max", (0, 1), (3, 4), "invalid matrix norm"),
     ("fro", 0, (3, 4), "matrix norm"),
 ], ids=str)
 def test_norm_rejects_unsupported(ord, dim, shape, match):

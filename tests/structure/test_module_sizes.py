@@ -16,6 +16,7 @@ MAX_FUNCTION_LINES = 80
 #: form per entry, each read on its own
 TABLES = {
     "s2sad/ops/operations/array_ops.py",
+    "s2sad/ops/_grad/grad_array_ops.py",
     "s2sad/ops/_grad/grad_math_ops.py",
     "s2sad/ops/_grad/grad_nn_ops.py",
     "s2sad/ops/function/math_func.py",

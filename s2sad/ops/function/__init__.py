@@ -8,15 +8,16 @@ Tensor/ndarray methods and attributes (``TENSOR_METHODS``,
 ``TENSOR_PROPERTIES``) that map to its functional forms.
 """
 from ...tensor import register_methods
-from . import math_func, array_func, nn_func, stats_func, contract_func
+from . import math_func, array_func, nn_func, stats_func, contract_func, linalg_func
 from .math_func import *  # noqa: F401,F403
 from .array_func import *  # noqa: F401,F403
 from .nn_func import *  # noqa: F401,F403
 from .stats_func import *  # noqa: F401,F403
 from .contract_func import *  # noqa: F401,F403
+from .linalg_func import *  # noqa: F401,F403
 from ..operations.effect_ops import assign, print_  # noqa: F401
 
-FAMILIES = (math_func, array_func, nn_func, stats_func, contract_func)
+FAMILIES = (math_func, array_func, nn_func, stats_func, contract_func, linalg_func)
 
 
 def _merged(attr):

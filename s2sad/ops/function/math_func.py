@@ -11,6 +11,7 @@ import numpy as np
 
 from ..operations import math_ops as M
 from ..operations import array_ops as A
+from . import linalg_func
 from ...runtime import constexpr
 
 _add = M.Add()
@@ -495,10 +496,7 @@ def _check_vector_ord(ord):
 
 @constexpr
 def _check_matrix_ord(ord):
-    if ord in (2, -2, "nuc"):
-        raise ValueError("norm: the matrix norm ord=%r (singular values) is not supported "
-                         "by s2sad; use ord='fro', 1, -1, inf or -inf" % (ord,))
-    if ord not in (1, -1, _INF, -_INF, "fro", None):
+    if ord not in (1, -1, 2, -2, _INF, -_INF, "fro", "nuc", None):
         raise ValueError("norm: invalid matrix norm ord=%r" % (ord,))
     return ord
 
@@ -521,9 +519,12 @@ def _vector_norm(x, ord, axis, keepdim):
 
 
 def _matrix_norm(x, ord, dims, keepdim):
-    """Frobenius, 1 (max column sum), inf (max row sum) and their -1/-inf minima."""
+    """Frobenius, 1 (max column sum), inf (max row sum) and their -1/-inf minima; the
+    singular-value norms 2, -2 and 'nuc'."""
     if ord == "fro" or ord is None:
         return _sqrt(M.ReduceSum(keepdim)(x * x, dims))
+    if ord == 2 or ord == -2 or ord == "nuc":
+        return linalg_func.singular_value_norm(x, ord, dims, keepdim)
     if ord == 1 or ord == -1:
         sum_axis = dims[0]
         pick_axis = dims[1]
@@ -544,17 +545,20 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
     """MindSpore 2.x ``ops.norm``: vector norms over one dim, matrix norms over two.
 
     ``ord``: None/2 (Euclidean; Frobenius over two dims), 1, inf, -inf, other
-    p for vectors, 'fro', 1, -1, inf, -inf for matrices (the spectral and
-    nuclear norms are not supported).  With ``dim=None`` and ``ord=None`` the
-    input is treated as one flat vector; with another ``ord`` the input must be
-    1-D or 2-D, checked at run time.  The 2-norm has no gradient at 0.
+    p for vectors, 'fro', 'nuc', 1, -1, 2, -2, inf, -inf for matrices (2, -2
+    and 'nuc' from the singular values).  With ``dim=None`` and ``ord=None``
+    the input is treated as one flat vector; with another ``ord`` the input
+    must be 1-D or 2-D, checked at run time.  The 2-norm has no gradient at 0.
     """
     _unsupported("ops.norm", "dtype", dtype)
     dims = _norm_dims(dim)
     if dims is None:
         if ord is None or ord == "fro":
             return _vector_norm(A, 2, (), keepdim)
-        if ord == 1 or ord == -1 or ord == _INF or ord == -_INF:
+        if ord == 1 or ord == -1 or ord == 2 or ord == -2 or ord == _INF or ord == -_INF \
+                or ord == "nuc":
+            # the input's rank decides: 2-D is a matrix, 1-D a column whose
+            # matrix 1, 2 and inf norms are its vector norms (NormShape checks)
             matrix = _reshape(A, M.NormShape("matrix", ord)(A))
             value = _matrix_norm(matrix, ord, (0, 1), False)
             if keepdim:
