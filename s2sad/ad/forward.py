@@ -8,6 +8,8 @@ compiling), so rules add only the terms that exist.
 Control flow keeps its shape: an ``If`` gains outputs for the tangents of its
 results, a loop gains carried tangents next to its carried values.
 """
+import numpy as np
+
 from ..errors import NoGradientRuleError, RuleError
 from ..ir.nodes import Var, Const, Op, Func, Region, AdjointOf, leaves, map_structure
 from ..ir import control as C
@@ -53,6 +55,9 @@ class _Forward:
             z = self.b.emit(A.ZerosLike(), [value], loc)
             z.hint = AdjointOf(value, "t_")
             return z
+        if isinstance(getattr(value, "value", None), np.ndarray):
+            # a known array (``out = np.zeros(n)`` filled in a loop): zeros of its shape
+            return Const(np.zeros(value.value.shape, np.result_type(value.value.dtype, 0.0)))
         return Const(0.0)
 
     def block(self, ops, tan):

@@ -314,6 +314,7 @@ from .rt_math import *  # noqa: E402,F401,F403
 from .rt_array import *  # noqa: E402,F401,F403
 from .rt_nn import *  # noqa: E402,F401,F403
 from .rt_rows import *  # noqa: E402,F401,F403
+from .rt_arrange import *  # noqa: E402,F401,F403
 
 
 class Undefined:

@@ -8,13 +8,13 @@ Tensor/ndarray methods and attributes (``TENSOR_METHODS``,
 ``TENSOR_PROPERTIES``) that map to its functional forms.
 """
 from ...tensor import register_methods
-from . import math_func, array_func, nn_func
+from . import math_func, array_func, arrange_func, nn_func
 from .math_func import *  # noqa: F401,F403
 from .array_func import *  # noqa: F401,F403
 from .nn_func import *  # noqa: F401,F403
 from ..operations.effect_ops import assign, print_  # noqa: F401
 
-FAMILIES = (math_func, array_func, nn_func)
+FAMILIES = (math_func, array_func, arrange_func, nn_func)
 
 
 def _merged(attr):

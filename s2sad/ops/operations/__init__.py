@@ -1,7 +1,8 @@
 """Primitive classes (MindSpore's ``mindspore.ops.operations``, usually imported as P)."""
 from ...ir.primitive import Primitive
-from . import math_ops, array_ops, nn_ops, effect_ops
+from . import math_ops, array_ops, arrange_ops, nn_ops, effect_ops
 from .math_ops import *  # noqa: F401,F403
 from .array_ops import *  # noqa: F401,F403
+from .arrange_ops import *  # noqa: F401,F403
 from .nn_ops import *  # noqa: F401,F403
 from .effect_ops import Assign, Print

@@ -192,20 +192,24 @@ class RepeatGrad(Primitive):
 
 
 # -------------------------------------------------------- joining, splitting
+#: NumPy's stacking functions, which Concat and SplitLike take as their axis
+STACKING = ("hstack", "vstack", "dstack", "column_stack")
+
+
 class Concat(Primitive):
     """Join the tuple ``x`` of tensors along ``axis``.
 
-    Besides an int, ``axis`` may be ``"hstack"`` or ``"vstack"`` for NumPy's
-    stacking functions, whose axis depends on the runtime rank.
+    Besides an int, ``axis`` may name one of NumPy's stacking functions
+    (``STACKING``), whose axis depends on the runtime rank.
     """
     linearity = "linear"
     formula = "dx[i] = the piece of dout where x[i] went (SplitLike)"
 
     def __init__(self, axis=0):
-        super().__init__(axis=axis if axis in ("hstack", "vstack") else int(axis))
+        super().__init__(axis=axis if axis in STACKING else int(axis))
 
     def emit(self, x):
-        if self.axis in ("hstack", "vstack"):
+        if self.axis in STACKING:
             return "xp.%s(%s)" % (self.axis, x)
         return "xp.concatenate(%s, axis=%d)" % (x, self.axis)
 
@@ -219,7 +223,7 @@ class SplitLike(Primitive):
     formula = "dx = concat(dout, axis); no gradient to likes"
 
     def __init__(self, axis, num):
-        super().__init__(axis=axis if axis in ("hstack", "vstack") else int(axis), num=int(num))
+        super().__init__(axis=axis if axis in STACKING else int(axis), num=int(num))
         self.num_outputs = self.num
 
     def emit(self, x, likes):
