@@ -254,5 +254,16 @@ def forward(func, wrt, name=None):
         return F.zeros_for(a, func.loc)
 
     t_result = map_structure(result_tangent, func.result)
-    return Func(name or func.name + "_jvp", list(func.params) + t_params, F.pre + F.b.ops,
-                (func.result, t_result), func.loc)
+    return Func(name or func.name + "_jvp", list(func.params) + t_params,
+                _known_arrays(F.b, func.loc) + F.pre + F.b.ops, (func.result, t_result), func.loc)
+
+
+def _known_arrays(b, loc):
+    """Definitions of the arrays a rule computed from constants while compiling.
+
+    The builder turns such an array into a runtime input (a zero tangent of a
+    constant, ``(zeros,) + rest``); the tangent program has no input for it,
+    so it is defined as a constant at its start instead.
+    """
+    return [Op(A.Identity(), [Const(obj)], [var], loc)
+            for var, path, obj in b.inputs.entries if path is None and obj is not None]
