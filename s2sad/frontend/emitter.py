@@ -83,8 +83,8 @@ class Emitter:
         return self.alias.get(v.id) or frozenset((v.id,))
 
     def note_view(self, prim, args, outs):
-        """A view (``prim.view``) shares its operand's arrays."""
-        if prim.view and args and isinstance(args[0], Var):
+        """A view (``prim.view``, refined by ``prim.is_view``) shares its operand's arrays."""
+        if prim.view and args and isinstance(args[0], Var) and prim.is_view(args):
             for out in outs:
                 self.alias[out.id] = self.roots(args[0])
 

@@ -120,6 +120,11 @@ class Primitive:
         inner = ", ".join("%s=%r" % kv for kv in sorted(self.attrs.items()))
         return "Prim[%s]<%s>" % (self.name, inner)
 
+    def is_view(self, args):
+        """``view`` for one call with these IR inputs: a primitive whose result
+        shares memory only for some inputs (``x[0:2]``, not ``x[[0, 1]]``) says so."""
+        return self.view
+
     # -- code -----------------------------------------------------------------
     def emit(self, *args):
         """Python expression computing this primitive from argument expressions."""

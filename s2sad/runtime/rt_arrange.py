@@ -11,6 +11,12 @@ import numpy as np
 __all__ = ["arrange_adjoint", "arrange_sort_index", "arrange_take_along_grad"]
 
 
+def _shape(x):
+    """x's shape; x may be a ``ShapeOf`` (only the shape is kept for these helpers)."""
+    shape = getattr(x, "shape", None)
+    return np.shape(x) if shape is None else tuple(shape)
+
+
 def _flat_pieces(out):
     """The raveled pieces of a function's result (a list for the splitting ones)."""
     if isinstance(out, (list, tuple)):
@@ -23,7 +29,7 @@ def arrange_adjoint(dout, x, fn, kwargs):
 
     ``dout`` is one cotangent, or a tuple of them when ``fn`` splits x.
     """
-    shape = np.shape(x)
+    shape = _shape(x)
     size = int(np.prod(shape))
     sources = _flat_pieces(fn(np.arange(size).reshape(shape), **kwargs))
     douts = dout if isinstance(dout, (list, tuple)) else (dout,)
@@ -64,7 +70,7 @@ def _along_axis_index(shape, indices, axis):
 
 def arrange_take_along_grad(dout, x, indices, axis):
     """Zeros like ``x`` with ``dout`` added where ``take_along_axis`` read it."""
-    shape = np.shape(x)
+    shape = _shape(x)
     grad = np.zeros(shape, np.result_type(np.asarray(dout).dtype, np.float16))
     ax = axis % len(shape)
     index = _along_axis_index(shape, np.asarray(indices), ax)

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 import s2sad
-from gradcheck import check_jvp, check_vjp
+from s2sad.errors import CompileError
+from gradcheck import check_jvp, check_vjp, numeric_grad
 
 X3 = np.array([0.3, -1.2, 2.5])
 M = np.arange(1.0, 13.0).reshape(3, 4) * 0.37 - 1.0
@@ -26,6 +27,14 @@ def array_rows(x):
 
 def array_dtype(x):
     return np.array([x[0], x[2], 1], dtype=float) * x[1]
+
+
+def array_nested_constant_first(x):
+    return np.array([[x[0], 0.0], [0.0, x[1]]])
+
+
+def stack_constant_first(x):
+    return np.stack([np.ones(3), x])
 
 
 def asarray_array(x):
@@ -140,6 +149,26 @@ def dsplit_sections(x):
     return np.dsplit(x, 2)[1]
 
 
+def r_pieces(x):
+    return np.r_[x, 1.0, x[:2]]
+
+
+def r_with_range(x):
+    return np.r_[x[0], 0:3, x]
+
+
+def r_matrices(x):
+    return np.r_[x, 2.0 * x]
+
+
+def c_columns(x):
+    return np.c_[x, x * 2.0]
+
+
+def c_matrix_and_column(x):
+    return np.c_[x, x[:, 0] ** 2]
+
+
 CASES = [
     (array_mixed, X3), (array_rows, X3), (array_dtype, X3), (asarray_array, X3),
     (asarray_list, X3), (copy_function, X3), (copy_method, X3), (stack_mixed, X3),
@@ -150,6 +179,8 @@ CASES = [
     (column_stack_mixed_ranks, M), (column_stack_array, X3), (array_split_uneven, T),
     (array_split_all, M), (array_split_points, M), (split_points, M), (vsplit_sections, M),
     (hsplit_sections, M), (hsplit_vector, X3), (dsplit_sections, T),
+    (array_nested_constant_first, X3), (stack_constant_first, X3), (r_pieces, X3),
+    (r_with_range, X3), (r_matrices, M), (c_columns, X3), (c_matrix_and_column, M),
 ]
 IDS = ["%s-%dd" % (f.__name__, np.ndim(a)) for f, a in CASES]
 
@@ -192,3 +223,73 @@ def test_second_order_through_array_and_split():
                      [0.0, 6 * x[1], 0.0],
                      [4 * x[0] * x[2], 0.0, 2 * x[0] ** 2]])
     np.testing.assert_allclose(h, want, rtol=1e-10)
+
+
+def r_directive(x):
+    return np.r_["0,2", x, x]
+
+
+def test_index_trick_directive_is_refused():
+    with pytest.raises(CompileError, match="directive '0,2' is not supported"):
+        s2sad.grad(lambda x: np.sum(r_directive(x)))(X3)
+
+
+# ------------------------------------------------- copies may be written to
+MASK = np.array([True, False, True])
+
+
+def write_np_copy(x):
+    y = np.copy(x)
+    y += 1.0
+    return np.sum(y * x)
+
+
+def write_method_copy(x):
+    y = x.copy()
+    y *= x
+    return np.sum(y * x)
+
+
+def write_np_array(x):
+    y = np.array(x)
+    y += 1.0
+    return np.sum(y * x)
+
+
+def write_flatten(x):
+    y = x.flatten()
+    y *= 2.0
+    return np.sum(y * np.ravel(x))
+
+
+def write_fancy(x):
+    y = x[[0, 1]]
+    y += 1.0
+    return np.sum(y * x[:2])
+
+
+def write_constant_mask(x):
+    y = x[np.array([True, False, True])]
+    y += 1.0
+    return np.sum(y * x[1:])
+
+
+@pytest.mark.parametrize("fn,x", [(write_np_copy, X3), (write_method_copy, X3),
+                                  (write_np_array, X3), (write_flatten, M),
+                                  (write_fancy, X3), (write_constant_mask, X3)],
+                         ids=lambda v: getattr(v, "__name__", ""))
+def test_copies_may_be_written_to(fn, x):
+    # NumPy copies here, so writing to the copy leaves x as it was
+    np.testing.assert_allclose(s2sad.grad(fn)(x), numeric_grad(fn, (x.copy(),), 0),
+                               rtol=1e-6, atol=1e-6)
+
+
+def write_asarray(x):
+    y = np.asarray(x)
+    y += 1.0
+    return np.sum(y * x)
+
+
+def test_asarray_is_the_array_itself():
+    with pytest.raises(CompileError, match="changes in place the array 'y' shares with 'x'"):
+        s2sad.grad(write_asarray)(X3)

@@ -12,6 +12,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 import s2sad
 from s2sad.errors import CompileError
+from s2sad.ops import GradOperation
 from gradcheck import check_jvp, check_vjp
 
 X3 = np.array([0.3, -1.2, 2.5])
@@ -229,3 +230,58 @@ def test_pad_mode_without_adjoint_is_refused(mode):
 def test_pad_reflect_odd_is_refused():
     with pytest.raises(CompileError, match="reflect_type='odd'"):
         s2sad.grad(lambda x: np.sum(np.pad(x, 1, mode="reflect", reflect_type="odd")))(X3)
+
+
+def test_third_order_through_sort_and_pad():
+    # sum of the cubes of the edge-padded sorted vector: x_i^3 counted once per copy
+    def f(x):
+        return np.pad(np.sort(x), (2, 1), mode="edge") ** 3
+    d3 = GradOperation()(GradOperation()(GradOperation()(f)))
+    x = X3     # sorted: -1.2 (3 copies), 0.3 (1), 2.5 (2)
+    np.testing.assert_allclose(d3(x), 6.0 * np.array([1.0, 3.0, 2.0]), rtol=1e-12)
+
+
+# ------------------------------------------------------ views stay views
+def write_flipud(x):
+    y = np.flipud(x)
+    y += 1.0
+    return np.sum(y * x)
+
+
+def write_rot90(x):
+    y = np.rot90(x)
+    y += 1.0
+    return np.sum(y * x.T)
+
+
+def write_rollaxis(x):
+    y = np.rollaxis(x, 1)
+    y += 1.0
+    return np.sum(y * x.T)
+
+
+@pytest.mark.parametrize("fn", [write_flipud, write_rot90, write_rollaxis],
+                         ids=lambda f: f.__name__)
+def test_writing_through_a_view_is_refused(fn):
+    # NumPy writes these through to x, so the program's x would change under it
+    with pytest.raises(CompileError, match="changes in place the array 'y' shares with 'x'"):
+        s2sad.grad(fn)(M)
+
+
+def strided_columns_of_constant(x):
+    cols = np.lib.stride_tricks.as_strided(np.arange(10.0), shape=(8, 3), strides=(8, 8))
+    return np.sum(cols * x, axis=1)
+
+
+def test_as_strided_of_a_constant_needs_no_rule():
+    # an im2col idiom on data known while compiling: evaluated then, a constant after
+    g = s2sad.grad(lambda x: np.sum(strided_columns_of_constant(x)))
+    np.testing.assert_allclose(g(X3), np.sum(sliding_window_view(W, 3), axis=0))
+    assert "stride_tricks" not in s2sad.get_source(g, X3)
+
+
+def test_as_strided_of_a_differentiated_input_is_refused():
+    def f(x):
+        return np.sum(np.lib.stride_tricks.as_strided(x, shape=(2, 2), strides=(8, 8)))
+    with pytest.raises(CompileError, match="as_strided"):
+        s2sad.grad(f)(X3)

@@ -30,5 +30,6 @@ TENSOR_PROPERTIES = _merged("TENSOR_PROPERTIES")
 #: builtins (``abs``) applied to runtime values -> a replacement over primitives
 BUILTINS = _merged("BUILTINS")
 SCIPY_SPECIAL = _merged("SCIPY_SPECIAL")
+NUMPY_INDEXED = _merged("NUMPY_INDEXED")
 
 register_methods(TENSOR_METHODS, TENSOR_PROPERTIES)

@@ -134,6 +134,34 @@ def _np_dsplit(ary, indices_or_sections):
     return _np_split(ary, indices_or_sections, 2)
 
 
+@constexpr
+def _index_trick_piece(item, name):
+    """A known piece of ``np.r_[...]``/``np.c_[...]``: a slice is its range now; a
+    directive string is refused."""
+    if isinstance(item, str):
+        array_fail("np.%s: the directive %r is not supported by s2sad; concatenate the "
+                   "pieces with np.concatenate or np.stack" % (name, item))
+    return np.r_[item] if isinstance(item, slice) else item
+
+
+def _index_trick(index, name):
+    items = index if isinstance(index, tuple) else (index,)
+    parts = ()
+    for item in items:
+        if isinstance(item, (slice, str)):
+            item = _index_trick_piece(item, name)
+        parts = parts + (item,)
+    return A.Concat(name)(parts)
+
+
+def _np_r(index):
+    return _index_trick(index, "r_")
+
+
+def _np_c(index):
+    return _index_trick(index, "c_")
+
+
 # --------------------------------------------------------------- rearranging
 def _sorted_by(a, axis, kth):
     if axis is None:
@@ -287,6 +315,10 @@ NUMPY = {
 }
 if "row_stack" in np.__dict__:      # removed from NumPy's namespace in 2.x releases
     NUMPY[np.__dict__["row_stack"]] = _np_vstack
+
+#: NumPy objects indexed with runtime values in differentiated code (``np.r_[x, 0.0]``)
+#: -> a function of the index
+NUMPY_INDEXED = {np.r_: _np_r, np.c_: _np_c}
 
 #: Tensor/ndarray methods met in differentiated code -> function(self, ...)
 TENSOR_METHODS = {"repeat": _method_repeat}

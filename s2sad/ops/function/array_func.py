@@ -455,8 +455,10 @@ def _property_t(x):
 
 
 def _method_flatten(x, order="C", *, start_dim=0, end_dim=-1):
-    # ndarray.flatten / Tensor.flatten merge every dim by default
-    return flatten(x, order, start_dim=start_dim, end_dim=end_dim)
+    # ndarray.flatten / Tensor.flatten merge every dim by default, into a copy
+    if order != "C":
+        array_fail("For 'flatten', only order='C' is supported by s2sad")
+    return A.Flatten(start_dim, end_dim, True)(x)
 
 
 def _method_ravel(x, order="C"):

@@ -68,6 +68,8 @@ class RearrangeGrad(_Arranging):
     """Rearrange's adjoint: ``dout`` summed onto the elements of ``x`` (a rule helper)."""
     taylor = "nested"   # a gradient program's op, not classified for Taylor mode
     formula = "d_dout = rearrange(d)"
+    shape_only_inputs = (1,)
+    output_shape_of = 1
 
     def emit(self, dout, x):
         return "rt.arrange_adjoint(%s, %s, %s, {%s})" % (
@@ -103,6 +105,8 @@ class TakeAlongAxisGrad(Primitive):
     """Zeros like ``x`` with ``dout`` added at ``indices`` along ``axis`` (a rule helper)."""
     taylor = "nested"   # a gradient program's op, not classified for Taylor mode
     formula = "d_dout = take_along_axis(d, indices, axis)"
+    shape_only_inputs = (1,)
+    output_shape_of = 1
 
     def __init__(self, axis):
         super().__init__(axis=int(axis))

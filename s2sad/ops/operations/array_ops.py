@@ -10,7 +10,9 @@ import numbers
 
 import numpy as np
 
+from ...ir.nodes import Const
 from ...ir.primitive import Primitive, constexpr
+from ...runtime.rt_array import _basic_index
 
 _NO_GRAD = "no gradient (the result is a shape, an index, a count or a constant)"
 
@@ -81,16 +83,21 @@ class Squeeze(Primitive):
 
 
 class Flatten(Primitive):
-    """Merge dims ``start_dim..end_dim`` into one; MindSpore's default keeps dim 0 (N, -1)."""
+    """Merge dims ``start_dim..end_dim`` into one; MindSpore's default keeps dim 0 (N, -1).
+
+    ``copy=True`` is ``ndarray.flatten``, which copies (``np.ravel`` may not).
+    """
     linearity = "linear"
     view = True
     formula = "dx = reshape(dout, shape(x))"
 
-    def __init__(self, start_dim=1, end_dim=-1):
-        super().__init__(start_dim=int(start_dim), end_dim=int(end_dim))
+    def __init__(self, start_dim=1, end_dim=-1, copy=False):
+        super().__init__(start_dim=int(start_dim), end_dim=int(end_dim), copy=bool(copy))
+        self.view = not self.copy
 
     def emit(self, x):
-        return "rt.array_flatten(%s, %d, %d)" % (x, self.start_dim, self.end_dim)
+        text = "rt.array_flatten(%s, %d, %d)" % (x, self.start_dim, self.end_dim)
+        return "xp.copy(%s)" % text if self.copy else text
 
 
 class SwapAxes(Primitive):
@@ -192,8 +199,9 @@ class RepeatGrad(Primitive):
 
 
 # -------------------------------------------------------- joining, splitting
-#: NumPy's stacking functions, which Concat and SplitLike take as their axis
-STACKING = ("hstack", "vstack", "dstack", "column_stack")
+#: NumPy's stacking functions and concatenating index tricks (``np.r_[a, b]``),
+#: which Concat and SplitLike take as their axis
+STACKING = ("hstack", "vstack", "dstack", "column_stack", "r_", "c_")
 
 
 class Concat(Primitive):
@@ -209,6 +217,8 @@ class Concat(Primitive):
         super().__init__(axis=axis if axis in STACKING else int(axis))
 
     def emit(self, x):
+        if self.axis in ("r_", "c_"):
+            return "xp.%s[%s]" % (self.axis, x)
         if self.axis in STACKING:
             return "xp.%s(%s)" % (self.axis, x)
         return "xp.concatenate(%s, axis=%d)" % (x, self.axis)
@@ -329,6 +339,12 @@ class GetItem(Primitive):
 
     def emit(self, x, index):
         return "%s[%s]" % (x, index)
+
+    def is_view(self, args):
+        # a known index with a list, an array or a mask picks copies, as in NumPy;
+        # an index known only at run time is taken for a view (the safe side)
+        index = args[1] if len(args) > 1 else None
+        return not (isinstance(index, Const) and not _basic_index(index.value))
 
 
 class GetItemGrad(Primitive):
