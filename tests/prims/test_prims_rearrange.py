@@ -223,8 +223,21 @@ def test_windows_of_a_constant_need_no_gradient():
 def test_pad_mode_without_adjoint_is_refused(mode):
     def f(x):
         return np.pad(x, 1, mode=mode)
-    with pytest.raises(CompileError, match="mode=%r is not supported" % mode):
+    with pytest.raises(CompileError, match="mode=%r is not supported" % mode) as info:
         s2sad.grad(lambda x: np.sum(f(x)))(X3)
+    # the user's line, not s2sad's nor the call of grad
+    assert "return np.pad(x, 1, mode=mode)" in str(info.value)
+
+
+def roll_by_runtime_shift(x, k):
+    return np.sum(np.roll(x, k) * x)
+
+
+def test_shift_known_only_at_run_time_is_refused_at_its_line():
+    with pytest.raises(CompileError, match=r"primitive Rearrange \(shift, axis\) must be known "
+                                           "while compiling") as info:
+        s2sad.grad(roll_by_runtime_shift)(X3, np.int64(1))
+    assert "return np.sum(np.roll(x, k) * x)" in str(info.value)
 
 
 def test_pad_reflect_odd_is_refused():
