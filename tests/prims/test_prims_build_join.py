@@ -13,6 +13,9 @@ from s2sad.errors import CompileError
 from gradcheck import check_jvp, check_vjp, numeric_grad
 
 X3 = np.array([0.3, -1.2, 2.5])
+ROW_STACK = np.__dict__.get("row_stack", np.vstack)   # gone from NumPy's namespace in 2.x
+# NumPy's eager row_stack (the reference) warns that it is deprecated
+pytestmark = pytest.mark.filterwarnings("ignore:`row_stack` alias is deprecated")
 M = np.arange(1.0, 13.0).reshape(3, 4) * 0.37 - 1.0
 T = np.arange(1.0, 25.0).reshape(2, 3, 4) * 0.21 - 2.0
 
@@ -90,6 +93,14 @@ def vstack_array(x):
 
 def vstack_list(x):
     return np.vstack([x, x * 2.0])
+
+
+def vstack_dtype(x):
+    return np.vstack([x, x * 2.0], dtype=np.float32).astype(np.float64) * x
+
+
+def row_stack_list(x):
+    return ROW_STACK([x, x * 2.0])
 
 
 def hstack_array(x):
@@ -174,7 +185,7 @@ CASES = [
     (asarray_list, X3), (copy_function, X3), (copy_method, X3), (stack_mixed, X3),
     (concatenate_mixed, X3), (hstack_mixed, X3), (fill_by_index, X3), (zeros_like_plus, X3),
     (full_like_times, X3), (full_like_traced_value, X3), (vstack_array, X3),
-    (vstack_array, T), (vstack_list, X3), (hstack_array, M), (hstack_array, T),
+    (vstack_array, T), (vstack_list, X3), (row_stack_list, X3), (hstack_array, M), (hstack_array, T),
     (dstack_list, M), (dstack_array, M), (column_stack_vectors, X3),
     (column_stack_mixed_ranks, M), (column_stack_array, X3), (array_split_uneven, T),
     (array_split_all, M), (array_split_points, M), (split_points, M), (vsplit_sections, M),
@@ -193,6 +204,12 @@ def test_reverse(fn, x):
 @pytest.mark.parametrize("fn,x", CASES, ids=IDS)
 def test_forward(fn, x):
     check_jvp(fn, (x,))
+
+
+def test_stacking_dtype_is_numpy_s():
+    got, _ = s2sad.jvp(vstack_dtype, (X3,), (np.ones(3),))
+    np.testing.assert_array_equal(got, vstack_dtype(X3))   # float32 rounding, as NumPy
+    assert not np.array_equal(got, np.vstack([X3, X3 * 2.0]) * X3)
 
 
 @pytest.mark.parametrize("fn,x", CASES, ids=IDS)

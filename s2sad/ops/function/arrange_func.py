@@ -86,19 +86,21 @@ def _np_ones_like(a, dtype=None, order="K", subok=True, shape=None):
 
 
 # ------------------------------------------------------- joining, splitting
-def _stacking(tup, mode):
+def _stacking(tup, mode, dtype=None):
     """NumPy's ``mode`` stack of a sequence, or of a single array's rows."""
     if isinstance(tup, (list, tuple)):
-        return A.Concat(mode)(tup)
-    return R.Rearrange(mode)(tup)
+        out = A.Concat(mode)(tup)
+    else:
+        out = R.Rearrange(mode)(tup)
+    return out if dtype is None else _cast(out, dtype)
 
 
 def _np_vstack(tup, *, dtype=None, casting="same_kind"):
-    return _stacking(tup, "vstack")
+    return _stacking(tup, "vstack", dtype)
 
 
 def _np_hstack(tup, *, dtype=None, casting="same_kind"):
-    return _stacking(tup, "hstack")
+    return _stacking(tup, "hstack", dtype)
 
 
 def _np_dstack(tup):
