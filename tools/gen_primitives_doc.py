@@ -32,8 +32,8 @@ from docgen import write_or_check  # noqa: E402
 from s2sad.ir import control  # noqa: E402
 from s2sad.ops._grad import bprop_getters, jvp_getters  # noqa: E402
 from s2sad.ops import operations  # noqa: E402
-from s2sad.ops.operations import (array_ops, contract_ops, elementwise_ops,  # noqa: E402
-                                  linalg_ops, math_ops, nn_ops)
+from s2sad.ops.operations import (array_ops, arrange_ops, contract_ops,  # noqa: E402
+                                  elementwise_ops, linalg_ops, math_ops, nn_ops)
 from s2sad.ops.primitive import Primitive  # noqa: E402
 
 DOC_PATH = os.path.join(ROOT, "docs", "primitives.md")
@@ -44,6 +44,9 @@ FAMILIES = (
                        "reductions (`s2sad/ops/operations/math_ops.py`)."),
     ("array", array_ops, "Shapes, layout, joining, indexing, creation and dtypes "
                          "(`s2sad/ops/operations/array_ops.py`)."),
+    ("arrange", arrange_ops, "Sorting, rolling, padding, windows and the stacking and "
+                             "splitting whose axis depends on the rank "
+                             "(`s2sad/ops/operations/arrange_ops.py`)."),
     ("nn", nn_ops, "Activations, losses, convolution, pooling, dropout and normalisation "
                    "(`s2sad/ops/operations/nn_ops.py`)."),
     ("elementwise", elementwise_ops,
@@ -66,6 +69,8 @@ AD_HELPERS = (
     # array_ops: adjoints of layout and indexing primitives
     "TileGrad", "RepeatGrad", "SplitLike", "GetItemGrad", "SetItemValueGrad", "GatherGrad",
     "PadCrop", "CastLike",
+    # arrange_ops: adjoints of Rearrange and TakeAlongAxis
+    "RearrangeGrad", "TakeAlongAxisGrad",
     # math_ops: helpers of the MatMulExt, Tensordot and ArgMax/ArgMinWithValue rules
     "MatMulGradA", "MatMulGradB", "TensordotGradA", "TensordotGradB", "ArgIndicator",
     # nn_ops: gradient primitives of GeLU and the pools, axes for normalisation rules

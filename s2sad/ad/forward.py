@@ -8,6 +8,8 @@ compiling), so rules add only the terms that exist.
 Control flow keeps its shape: an ``If`` gains outputs for the tangents of its
 results, a loop gains carried tangents next to its carried values.
 """
+import numpy as np
+
 from ..errors import NoGradientRuleError, RuleError
 from ..ir.nodes import Var, Const, Op, Func, Region, AdjointOf, leaves, map_structure
 from ..ir import control as C
@@ -53,6 +55,9 @@ class _Forward:
             z = self.b.emit(A.ZerosLike(), [value], loc)
             z.hint = AdjointOf(value, "t_")
             return z
+        if isinstance(getattr(value, "value", None), np.ndarray):
+            # a known array (``out = np.zeros(n)`` filled in a loop): zeros of its shape
+            return Const(np.zeros(value.value.shape, np.result_type(value.value.dtype, 0.0)))
         return Const(0.0)
 
     def block(self, ops, tan):
@@ -249,5 +254,16 @@ def forward(func, wrt, name=None):
         return F.zeros_for(a, func.loc)
 
     t_result = map_structure(result_tangent, func.result)
-    return Func(name or func.name + "_jvp", list(func.params) + t_params, F.pre + F.b.ops,
-                (func.result, t_result), func.loc)
+    return Func(name or func.name + "_jvp", list(func.params) + t_params,
+                _known_arrays(F.b, func.loc) + F.pre + F.b.ops, (func.result, t_result), func.loc)
+
+
+def _known_arrays(b, loc):
+    """Definitions of the arrays a rule computed from constants while compiling.
+
+    The builder turns such an array into a runtime input (a zero tangent of a
+    constant, ``(zeros,) + rest``); the tangent program has no input for it,
+    so it is defined as a constant at its start instead.
+    """
+    return [Op(A.Identity(), [Const(obj)], [var], loc)
+            for var, path, obj in b.inputs.entries if path is None and obj is not None]

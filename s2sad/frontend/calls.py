@@ -311,6 +311,13 @@ class Calls:
         special = resolve.runtime_builtin(f)
         if special is not None:
             return self.call_function(special, args, kwargs, loc)
+        if isinstance(f, type) and issubclass(f, Primitive):
+            # its attributes (an axis, a shift, a pad width) specialise the compiled code
+            raise CompileError(
+                "the arguments of primitive %s (%s) must be known while compiling, but one is "
+                "a runtime value" % (f.__name__, ", ".join(list(kwargs) or ["positional"])),
+                self.loc_override or loc, hint="pass Python numbers or tuples for these arguments, not arrays "
+                          "computed at run time")
         text = R.numpy_text(f)
         if text is not None and self.carries_no_gradient(list(args) + list(kwargs.values())):
             # e.g. ``np.all(x > 0)`` in an assert: nothing to differentiate
@@ -410,8 +417,9 @@ class Calls:
         except CompileError:
             raise
         except Exception as e:
+            # inside s2sad's own helpers (``array_fail``): at the user's line that called them
             raise CompileError("calling %s while compiling raised %s: %s"
-                               % (describe(f), type(e).__name__, e), loc)
+                               % (describe(f), type(e).__name__, e), self.loc_override or loc)
         return self.lift(value)
 
     def evaluate_on_objects(self, f, args, kwargs, loc):

@@ -18,7 +18,7 @@ from ..ir import control as C
 from ..ops.operations import math_ops as M
 from ..ops.operations import array_ops as A
 from ..ops.operations import runtime_ops as R
-from . import resolve
+from . import npmap, resolve
 from .guards import Globals, Item
 from .control import NeedsConstant, unmerged_in
 from .values import Bound, ListVal, TreeVal, is_const, const_value, freeze
@@ -382,6 +382,9 @@ class Expressions:
             return self.lift(value, resolve.child_path(base, i, item=True))
         if isinstance(base, Var):
             return self.emit(A.GetItem(), [base, index], loc)
+        form = npmap.lookup_indexed(base.value) if isinstance(base, Const) else None
+        if form is not None:    # ``np.r_[x, 0.0]``: NumPy's concatenation by indexing
+            return self.call_function(form, [index], {}, loc)
         if isinstance(base, Const):
             raise NeedsConstant("indexing %s needs an index known while compiling, but this one "
                                 "is a runtime value" % type(base.value).__name__, loc)

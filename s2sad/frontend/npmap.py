@@ -22,3 +22,13 @@ def lookup(f):
                 if getattr(special, name, None) is f:
                     return form
     return found
+
+
+def lookup_indexed(obj):
+    """The form staging ``obj[index]`` for a NumPy object indexed with runtime
+    values (``np.r_``, ``np.c_``), else ``None``."""
+    from ..ops.function import NUMPY_INDEXED
+    for known, form in NUMPY_INDEXED.items():
+        if obj is known:
+            return form
+    return None

@@ -73,14 +73,22 @@ def _stack_layout(likes, axis):
         return arrs, (0 if arrs[0].ndim == 1 else 1)
     if axis == "vstack":
         return [np.atleast_2d(a) for a in likes], 0
+    if axis == "dstack":
+        return [np.atleast_3d(a) for a in likes], 2
+    if axis in ("column_stack", "c_"):
+        columns = [np.reshape(a, (-1, 1)) if np.ndim(a) < 2 else a for a in likes]
+        return columns, (1 if axis == "column_stack" else -1)
+    if axis == "r_":
+        return [np.atleast_1d(a) for a in likes], 0
     return likes, axis
 
 
 def array_split_like(x, likes, axis):
     """Split ``x`` back into pieces shaped like ``likes`` (the adjoint of concatenation).
 
-    ``axis`` is an int, or ``"hstack"`` / ``"vstack"`` for NumPy's stacking
-    functions, whose axis depends on the runtime rank.
+    ``axis`` is an int, or one of NumPy's stacking functions (``"hstack"``,
+    ``"vstack"``, ``"dstack"``, ``"column_stack"``) or index tricks (``"r_"``,
+    ``"c_"``), whose axis depends on the runtime rank.
     """
     arrs, ax = _stack_layout(likes, axis)
     bounds = np.cumsum([np.shape(a)[ax] for a in arrs])[:-1]

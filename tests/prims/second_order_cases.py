@@ -562,3 +562,37 @@ ELEMENTWISE = [
     Case("Xlogy", binary(P.Xlogy()), [nonzero((2, 3), 214), positive((2, 3), 215)]),
     Case("Xdivy", binary(P.Xdivy()), [nonzero((2, 3), 216), nonzero((2, 3), 217)]),
 ] + _scipy_special_cases()
+# ---------------------------------------------------------------- arrange
+SORT_BY = P.SortIndex(1)
+TAKE_ALONG_IDX = np.array([[0, 2, 2], [1, 0, 1]])
+
+
+def f_array_split(x):
+    a, b = P.Rearrange("array_split", 2, indices_or_sections=2, axis=1)(x)
+    return wiggle(a), wiggle(b)
+
+
+def f_sort_along(x):
+    return wiggle(P.TakeAlongAxis(1)(x, SORT_BY(x)))
+
+
+def f_take_along(x):
+    return wiggle(P.TakeAlongAxis(1)(x, TAKE_ALONG_IDX))
+
+
+def f_take_along_grad(d, like):
+    return wiggle(P.TakeAlongAxisGrad(1)(d, like, TAKE_ALONG_IDX))
+
+
+ARRAY += [
+    Case("Rearrange", structural(P.Rearrange("roll", shift=1, axis=0)), [normal((3, 2), 160)]),
+    Case("Rearrange", structural(P.Rearrange("pad", pad_width=((1, 2), (0, 1)),
+                                             mode="reflect")), [normal((3, 3), 161)], "pad"),
+    Case("Rearrange", f_array_split, [normal((2, 3), 162)], "split"),
+    Case("RearrangeGrad", with_shape_input(P.RearrangeGrad("sliding_window_view",
+                                                           window_shape=2, axis=None)),
+         [normal((3, 2), 163), normal((4,), 164)]),
+    Case("TakeAlongAxis", f_sort_along, [distinct((2, 3), 165)], "sort"),
+    Case("TakeAlongAxis", f_take_along, [normal((2, 3), 166)]),
+    Case("TakeAlongAxisGrad", f_take_along_grad, [normal((2, 3), 167), normal((2, 3), 168)]),
+]

@@ -8,7 +8,8 @@ Tensor/ndarray methods and attributes (``TENSOR_METHODS``,
 ``TENSOR_PROPERTIES``) that map to its functional forms.
 """
 from ...tensor import register_methods
-from . import math_func, array_func, nn_func, stats_func, contract_func, linalg_func
+from . import math_func, array_func, arrange_func, nn_func, stats_func, contract_func, \
+    linalg_func
 from .math_func import *  # noqa: F401,F403
 from .array_func import *  # noqa: F401,F403
 from .nn_func import *  # noqa: F401,F403
@@ -17,7 +18,8 @@ from .contract_func import *  # noqa: F401,F403
 from .linalg_func import *  # noqa: F401,F403
 from ..operations.effect_ops import assign, print_  # noqa: F401
 
-FAMILIES = (math_func, array_func, nn_func, stats_func, contract_func, linalg_func)
+FAMILIES = (math_func, array_func, arrange_func, nn_func, stats_func, contract_func,
+            linalg_func)
 
 
 def _merged(attr):
@@ -33,5 +35,6 @@ TENSOR_PROPERTIES = _merged("TENSOR_PROPERTIES")
 #: builtins (``abs``) applied to runtime values -> a replacement over primitives
 BUILTINS = _merged("BUILTINS")
 SCIPY_SPECIAL = _merged("SCIPY_SPECIAL")
+NUMPY_INDEXED = _merged("NUMPY_INDEXED")
 
 register_methods(TENSOR_METHODS, TENSOR_PROPERTIES)

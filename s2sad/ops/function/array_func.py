@@ -339,14 +339,6 @@ def _np_stack(arrays, axis=0, out=None, dtype=None, casting="same_kind"):
     return A.Stack(axis)(arrays)
 
 
-def _np_hstack(tup, dtype=None, casting="same_kind"):
-    return A.Concat("hstack")(tup)
-
-
-def _np_vstack(tup, dtype=None, casting="same_kind"):
-    return A.Concat("vstack")(tup)
-
-
 def _np_split(ary, indices_or_sections, axis=0):
     """``np.split``: an int is a number of equal parts, a list the split points."""
     if isinstance(indices_or_sections, int):
@@ -401,10 +393,6 @@ def _np_swapaxes(a, axis1, axis2):
 
 def _np_moveaxis(a, source, destination):
     return A.MoveAxis(source, destination)(a)
-
-
-def _np_repeat(a, repeats, axis=None):
-    return A.Repeat(repeats, axis)(a)
 
 
 def _np_zeros(shape, dtype=float, order="C", *, like=None):
@@ -501,10 +489,6 @@ def _method_flip(x, dims=None, axis=None):
     return A.ReverseV2(axis if dims is None else dims)(x)
 
 
-def _method_repeat(x, repeats, axis=None):
-    return A.Repeat(repeats, axis)(x)
-
-
 def _method_gather(x, input_indices, axis, batch_dims=0):
     return gather(x, input_indices, axis, batch_dims)
 
@@ -554,13 +538,12 @@ def _method_init_data(x, slice_index=None, shape=None, opt_shard_group=None):
 
 #: NumPy functions met in differentiated code -> the functional form to inline
 NUMPY = {
-    np.reshape: _np_reshape, np.transpose: _np_transpose, np.zeros_like: zeros_like,
-    np.ones_like: ones_like, np.shape: shape, np.expand_dims: _np_expand_dims,
-    np.squeeze: _np_squeeze, np.concatenate: _np_concatenate, np.stack: _np_stack,
-    np.hstack: _np_hstack, np.vstack: _np_vstack, np.split: _np_split, np.tile: _np_tile,
+    np.reshape: _np_reshape, np.transpose: _np_transpose, np.shape: shape,
+    np.expand_dims: _np_expand_dims, np.squeeze: _np_squeeze, np.concatenate: _np_concatenate, np.stack: _np_stack,
+    np.split: _np_split, np.tile: _np_tile,
     np.broadcast_to: _np_broadcast_to, np.where: _np_where, np.take: _np_take,
-    np.flip: _np_flip, np.pad: _np_pad, np.ravel: _np_ravel, np.swapaxes: _np_swapaxes,
-    np.moveaxis: _np_moveaxis, np.repeat: _np_repeat, np.zeros: _np_zeros, np.ones: _np_ones,
+    np.flip: _np_flip, np.ravel: _np_ravel, np.swapaxes: _np_swapaxes,
+    np.moveaxis: _np_moveaxis, np.zeros: _np_zeros, np.ones: _np_ones,
     np.full: _np_full, np.eye: _np_eye, np.arange: _np_arange, np.clip: _np_clip, np.size: _np_size,
     np.ndim: _np_ndim, np.copy: _np_copy,
 }
@@ -574,7 +557,7 @@ TENSOR_METHODS = {
     "flatten": _method_flatten, "ravel": _method_ravel, "astype": _method_astype,
     "swapaxes": _method_swapaxes, "moveaxis": _method_moveaxis, "tile": _method_tile,
     "broadcast_to": _method_broadcast_to, "clip": _method_clip, "take": _method_take,
-    "flip": _method_flip, "repeat": _method_repeat, "gather": _method_gather,
+    "flip": _method_flip, "gather": _method_gather,
     "view": _method_reshape, "masked_fill": _method_masked_fill, "where": _method_where,
     "to": _method_to, "copy": _method_copy, "init_data": _method_init_data,
 }

@@ -12,6 +12,7 @@ import numpy as np
 
 from ...ir.nodes import Const, Var
 from ...ir.primitive import Primitive, constexpr
+from ...runtime.rt_array import _basic_index
 
 _NO_GRAD = "no gradient (the result is a shape, an index, a count or a constant)"
 
@@ -82,7 +83,10 @@ class Squeeze(Primitive):
 
 
 class Flatten(Primitive):
-    """Merge dims ``start_dim..end_dim`` into one; MindSpore's default keeps dim 0 (N, -1)."""
+    """Merge dims ``start_dim..end_dim`` into one; MindSpore's default keeps dim 0 (N, -1).
+
+    ``copy=True`` is ``ndarray.flatten``, which copies (``np.ravel`` may not).
+    """
     linearity = "linear"
     view = True
     formula = "dx = reshape(dout, shape(x))"
@@ -92,7 +96,8 @@ class Flatten(Primitive):
         super().__init__(start_dim=int(start_dim), end_dim=int(end_dim), copy=bool(copy))
 
     def emit(self, x):
-        return "rt.array_flatten(%s, %d, %d)" % (x, self.start_dim, self.end_dim)
+        text = "rt.array_flatten(%s, %d, %d)" % (x, self.start_dim, self.end_dim)
+        return "xp.copy(%s)" % text if self.copy else text
 
     def shares_input(self, args, is_boolean):
         return not self.copy
@@ -197,20 +202,27 @@ class RepeatGrad(Primitive):
 
 
 # -------------------------------------------------------- joining, splitting
+#: NumPy's stacking functions and concatenating index tricks (``np.r_[a, b]``),
+#: which Concat and SplitLike take as their axis
+STACKING = ("hstack", "vstack", "dstack", "column_stack", "r_", "c_")
+
+
 class Concat(Primitive):
     """Join the tuple ``x`` of tensors along ``axis``.
 
-    Besides an int, ``axis`` may be ``"hstack"`` or ``"vstack"`` for NumPy's
-    stacking functions, whose axis depends on the runtime rank.
+    Besides an int, ``axis`` may name one of NumPy's stacking functions
+    (``STACKING``), whose axis depends on the runtime rank.
     """
     linearity = "linear"
     formula = "dx[i] = the piece of dout where x[i] went (SplitLike)"
 
     def __init__(self, axis=0):
-        super().__init__(axis=axis if axis in ("hstack", "vstack") else int(axis))
+        super().__init__(axis=axis if axis in STACKING else int(axis))
 
     def emit(self, x):
-        if self.axis in ("hstack", "vstack"):
+        if self.axis in ("r_", "c_"):
+            return "xp.%s[%s]" % (self.axis, x)
+        if self.axis in STACKING:
             return "xp.%s(%s)" % (self.axis, x)
         return "xp.concatenate(%s, axis=%d)" % (x, self.axis)
 
@@ -224,7 +236,7 @@ class SplitLike(Primitive):
     formula = "dx = concat(dout, axis); no gradient to likes"
 
     def __init__(self, axis, num):
-        super().__init__(axis=axis if axis in ("hstack", "vstack") else int(axis), num=int(num))
+        super().__init__(axis=axis if axis in STACKING else int(axis), num=int(num))
         self.num_outputs = self.num
 
     def emit(self, x, likes):
