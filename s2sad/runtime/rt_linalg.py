@@ -1,4 +1,4 @@
-"""Runtime helpers (``rt.linalg_<name>`` in generated code) for linear-algebra primitives.
+"""Runtime helpers (``linalg_<name>`` in ``rt``, as generated code calls them) for linear-algebra primitives.
 
 What depends on a runtime shape (whether ``b`` is a vector right-hand side,
 the size of a triangle mask) is decided here, since compiled code is

@@ -1,4 +1,4 @@
-"""Runtime helpers (``rt.stats_*``) for the elementwise and statistics primitives
+"""Runtime helpers (``stats_*`` in ``rt``) for the elementwise and statistics primitives
 of ``ops/operations/elementwise_ops.py``.
 
 ``scipy.special`` is imported only by the helpers that need it, when generated

@@ -5,7 +5,7 @@ Most of NumPy's remaining elementwise functions are compositions of the math
 primitives (``ops/function/stats_func.py``); a function gets a primitive here
 when a composition would differ from NumPy's values (``hypot`` does not
 overflow) or would lose its derivative somewhere (``sinc`` at 0, ``cumprod``
-with zeros).  Helpers a primitive needs at run time are ``rt.stats_*``.
+with zeros).  Helpers a primitive needs at run time are the ``stats_*`` functions of ``rt``.
 """
 from ...ir.primitive import Primitive, constexpr
 from . import math_ops as _math
