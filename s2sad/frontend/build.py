@@ -32,10 +32,12 @@ from .control import ControlFlow
 from .loops import Loops
 from .closures import Closures
 from .alias import Aliasing
+from .writes import ParameterWrites
 from .values import ListVal, FrozenList
 
 
-class Builder(Statements, Expressions, Calls, Loops, ControlFlow, Closures, Aliasing, Emitter):
+class Builder(Statements, Expressions, Calls, Loops, ControlFlow, Closures, Aliasing,
+              ParameterWrites, Emitter):
     """Stages one program's operations into a list of SSA ops."""
 
     def __init__(self, root=None):
@@ -52,6 +54,8 @@ class Builder(Statements, Expressions, Calls, Loops, ControlFlow, Closures, Alia
         self.writing = None        # the assignment statement being carried out
         self.random_states = set() # ids of Vars holding a generator made at run time
         self.kinds = {}            # Var id -> the types an input's value may have
+        self.written = {}          # Parameters assigned so far (see ``ParameterWrites``)
+        self.stored_of = {}
 
     # ---------------------------------------------------------------- inputs
     def typed_inputs(self, abstract, specs):

@@ -438,7 +438,8 @@ class Calls:
         if path is not None:
             self.guards.record(path, value)
         if is_tensor(value) or isinstance(value, np.ndarray):
-            return self.inputs.var_for(value, path, hint)
+            written = self.written_value(value)     # a Parameter assigned earlier in construct
+            return written if written is not None else self.inputs.var_for(value, path, hint)
         if isinstance(value, (tuple, list)) and any(
                 is_tensor(v) or isinstance(v, np.ndarray) for v in value):
             return tuple(self.lift(v, path + (i,) if path is not None else None,
