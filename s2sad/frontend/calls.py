@@ -19,7 +19,7 @@ import numpy as np
 
 from ..errors import CompileError, NoGradientRuleError
 from ..ir.nodes import Var, Const, Op, Region, Frame, leaves, map_structure, tag_frame
-from ..ir.primitive import Primitive
+from ..ir.primitive import Primitive, missing_code_message
 from ..ir import control as C
 from ..ops.operations import array_ops as A
 from ..ops.operations import runtime_ops as R
@@ -223,6 +223,8 @@ class Calls:
         if stage is not None:   # a transform (``s2sad.jvp``) that stages itself
             return stage(self, args, kwargs, loc, func.path)
         if isinstance(f, Primitive):
+            if not f.has_code():
+                raise CompileError(missing_code_message(f), loc)
             if kwargs:
                 raise CompileError("primitive %s takes positional inputs only" % f.name, loc)
             try:
