@@ -55,6 +55,7 @@ class Builder(Statements, Expressions, Calls, Loops, ControlFlow, Closures, Alia
         self.random_states = set() # ids of Vars holding a generator made at run time
         self.kinds = {}            # Var id -> the types an input's value may have
         self.written = {}          # Parameters assigned so far (see ``ParameterWrites``)
+        self.seen_objects = {}     # runtime input Var id -> the object it stood for while tracing
         self.stored_of = {}
 
     # ---------------------------------------------------------------- inputs

@@ -411,14 +411,7 @@ class Calls:
         ``construct``), never their values.
         """
         def whole(v):
-            if is_const(v):
-                return const_value(v)
-            obj = self.inputs.object_of(v, self.root) if isinstance(v, Var) else None
-            if obj is None:
-                raise CompileError("%s is applied while compiling, so its arguments must be "
-                                   "known then (Parameters of the Cell count as known); it "
-                                   "got a value computed at run time" % describe(f), loc)
-            return obj
+            return const_value(v) if is_const(v) else self.known_object(v, f, loc)
         try:
             value = f(*[map_structure(whole, a) for a in args],
                       **{k: map_structure(whole, v) for k, v in kwargs.items()})
@@ -428,6 +421,18 @@ class Calls:
             raise CompileError("calling %s while compiling raised %s: %s"
                                % (describe(f), type(e).__name__, e), loc)
         return self.lift(value)
+
+    def known_object(self, v, f, loc):
+        """The object (a Parameter, a Tensor) the runtime input ``v`` stands for while
+        compiling, which ``f`` is applied to now; an error naming ``f`` otherwise."""
+        obj = self.inputs.object_of(v, self.root) if isinstance(v, Var) else None
+        if obj is None and isinstance(v, Var):     # read through a closure: as found
+            obj = self.seen_objects.get(v.id)
+        if obj is None:
+            raise CompileError("%s is applied while compiling, so its arguments must be "
+                               "known then (Parameters of the Cell count as known); it "
+                               "got a value computed at run time" % describe(f), loc)
+        return obj
 
     # ---------------------------------------------------------------- values
     def lift(self, value, path=None, hint=None):
@@ -441,7 +446,11 @@ class Calls:
             self.guards.record(path, value)
         if is_tensor(value) or isinstance(value, np.ndarray):
             written = self.written_value(value)     # a Parameter assigned earlier in construct
-            return written if written is not None else self.inputs.var_for(value, path, hint)
+            if written is not None:
+                return written
+            var = self.inputs.var_for(value, path, hint)
+            self.seen_objects[var.id] = value
+            return var
         if isinstance(value, (tuple, list)) and any(
                 is_tensor(v) or isinstance(v, np.ndarray) for v in value):
             return tuple(self.lift(v, path + (i,) if path is not None else None,
