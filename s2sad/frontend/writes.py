@@ -64,9 +64,10 @@ class ParameterWrites:
                                "one (such as self.weight)", loc)
         if self.region_depth:
             raise CompileError(
-                "a Parameter can be assigned only outside runtime branches and loops", loc,
-                hint="compute the new value in a local variable (ops.select for a choice) and "
-                     "assign it after the 'if' or loop")
+                "a Parameter can be assigned only outside runtime branches and loops (a 'for' "
+                "over range(...) is a runtime loop)", loc,
+                hint="compute the new value in a local variable (ops.select for a choice, an "
+                     "accumulator in a loop) and assign it after the 'if' or loop")
         value = freeze(value)
         if not isinstance(value, Var) and not (is_const(value) and
                                                _is_array_like(const_value(value))):

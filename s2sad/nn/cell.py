@@ -45,7 +45,9 @@ class Cell:
                 value.name = name
             params[name] = value
         elif name in params and isinstance(value, Tensor):
-            params[name].set_data(value)        # MindSpore: the Parameter takes the value
+            # MindSpore: the Parameter takes the value (a copy: later in-place
+            # updates of the Parameter must not reach the Tensor assigned)
+            params[name].set_data(value.copy())
             return
         elif isinstance(value, Cell):
             params.pop(name, None)

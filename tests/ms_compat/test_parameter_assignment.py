@@ -66,6 +66,22 @@ def test_eager_call_keeps_the_parameter_and_stores_the_value(style):
     assert list(net.get_parameters()) == [p]
 
 
+def test_eager_assignment_copies_the_value():
+    class Keep(nn.Cell):
+        def __init__(self):
+            super().__init__()
+            self.w = Parameter(Tensor(W0.copy()), name="w")
+
+        def construct(self, x):
+            self.w = x
+            return self.w
+
+    net, x = Keep(), Tensor(X.copy())
+    net(x)
+    net.w.asnumpy()[...] = 0.0          # an in-place update of the Parameter
+    np.testing.assert_array_equal(x.asnumpy(), X)
+
+
 @pytest.mark.parametrize("style", STYLES)
 def test_jit_writes_the_parameter_on_every_call(style):
     net = Scaled(style)

@@ -131,6 +131,31 @@ def test_primitive_with_check_and_a_rule_registered_by_name():
     np.testing.assert_allclose(ops.GradOperation()(f)(Tensor(X)).asnumpy(), 2 * X)
 
 
+class Doubled(ops.Primitive):
+    """A plain Primitive subclass may use @prim_attr_register too."""
+
+    @prim_attr_register
+    def __init__(self, factor=2.0):
+        pass
+
+    def emit(self, x):
+        return "%s * %r" % (x, self.factor)
+
+
+@bprop_getters.register(Doubled)
+def get_bprop_doubled(self):
+    def bprop(x, out, dout):
+        return (dout * self.factor,)
+    return bprop
+
+
+def test_prim_attr_register_on_a_plain_primitive():
+    op = Doubled()
+    assert op.factor == 2.0 and op.attrs == {"factor": 2.0}
+    g = ops.GradOperation()(lambda x: op(x * x).sum())(Tensor(X))
+    np.testing.assert_allclose(g.asnumpy(), 4.0 * X, rtol=1e-12)
+
+
 class NoCode(PrimitiveWithInfer):
     @prim_attr_register
     def __init__(self):
