@@ -464,9 +464,9 @@ def get_grad(gradients: Any, identifier: Any) -> Any:
 
     ``identifier`` is an input's position (int) or a Parameter (looked up
     by its name).  Raises RuntimeError when no gradient has that id, as
-    MindSpore does.
+    MindSpore does.  Inside compiled code it is inlined: the ids are known
+    while compiling, so it picks the gradient then.
     """
-    from ..tensor import Parameter
     if not isinstance(gradients, tuple):
         raise TypeError("For 'get_grad', 'gradients' must be the tuple returned by a gradient "
                         "function made with return_ids=True, but got %s"
@@ -484,6 +484,32 @@ def get_grad(gradients: Any, identifier: Any) -> Any:
                            "'grad_position' or a Parameter in 'weights' of the gradient "
                            "function, made with return_ids=True" % (key,))
     return found
+
+
+def _stage_get_grad(builder, args, kwargs, loc, path):
+    """``get_grad`` met inside compiled code: the ids are known while compiling, so
+    the gradient (an abstract value) is picked then."""
+    from ..errors import CompileError
+    from ..frontend.values import ListVal, const_value, is_const
+    from ..ir import Var
+
+    def plain(v):       # the ids as Python values, the gradients left abstract
+        if isinstance(v, ListVal):
+            v = tuple(v.items)
+        if isinstance(v, tuple):
+            return tuple(plain(x) for x in v)
+        return const_value(v) if is_const(v) else v
+    try:
+        bound = signature(get_grad).bind(*args, **kwargs)
+        identifier = bound.arguments["identifier"]
+        if isinstance(identifier, Var):         # a Parameter: the object it stands for
+            identifier = builder.known_object(identifier, get_grad, loc)
+        return get_grad(plain(bound.arguments["gradients"]), plain(identifier))
+    except (TypeError, RuntimeError) as e:
+        raise CompileError(str(e), loc) from None
+
+
+get_grad.__s2sad_stage__ = _stage_get_grad
 
 
 def _inspectable(wrapper, gf, positions, tree_grad):

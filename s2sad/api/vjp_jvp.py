@@ -14,13 +14,13 @@ from .. import driver as G
 from .. import tracebacks
 from ..frontend.values import const_value, is_const
 from ..frontend.trees import TreeOutput
-from ..ir import Var
+from ..ir import Var, Const
 from ..errors import CompileError, S2SADError
 from .gradoperation import GradOperation
 from .gradfunction import fn_key
 from .inputs import UnfitInput, name_input, refuse_complex
 from .args import (as_like, as_tuple, aux_bare, check_aux_output, check_has_aux,
-                   is_tensor_like, raw, refused_inside, target_of, wrap_out)
+                   is_tensor_like, raw, target_of, wrap_out)
 from .functional import user_param_names
 from .packing import first_output, memoized
 from . import trees as T
@@ -215,10 +215,42 @@ def _stage_jvp(builder, args, kwargs, loc, path):
     return G.nested.stage_jvp(builder, fn, inputs, v, loc)
 
 
+class _StagedVjp:
+    """The ``vjp_fn`` of a ``vjp`` met inside compiled code: calling it there inlines
+    the adjoint program of ``fn`` at the same inputs, the cotangent as its sens."""
+
+    def __init__(self, gf, inputs):
+        self.gf, self.inputs = gf, inputs
+
+    def __s2sad_stage__(self, builder, args, kwargs, loc, path):
+        if kwargs or not args:
+            raise CompileError("vjp_fn takes the cotangent 'v', mirroring the output of 'fn'",
+                               loc)
+        v = args[0] if len(args) == 1 else tuple(args)
+        return G.nested.stage_gradient(builder, self.gf, list(self.inputs) + [v], {}, loc)
+
+    def __call__(self, *v):
+        raise TypeError("this vjp_fn was made inside compiled code: call it there")
+
+
+def _stage_vjp(builder, args, kwargs, loc, path):
+    """``vjp`` met inside compiled code: ``fn``'s output, staged, and a ``vjp_fn`` whose
+    calls are staged as ``GradOperation(get_all=True, sens_param=True)(fn)``."""
+    if not args or set(kwargs) - {"has_aux"}:
+        raise CompileError("vjp takes (fn, *inputs, has_aux=False)", loc)
+    fn, inputs, aux = args[0], tuple(args[1:]), kwargs.get("has_aux")
+    if not is_const(fn) or not callable(const_value(fn)):
+        raise CompileError("vjp's 'fn' must be a function or Cell known while compiling", loc)
+    if aux is not None and not (is_const(aux) and const_value(aux) is False):
+        raise CompileError("vjp(..., has_aux=True) inside compiled code is not supported; "
+                           "call it outside", loc)
+    out = builder.call(fn, list(inputs), {}, loc)
+    gf = GradOperation(get_all=True, sens_param=True)(const_value(fn))
+    return out, Const(_StagedVjp(gf, inputs))
+
+
 jvp.__s2sad_stage__ = _stage_jvp
-vjp.__s2sad_stage__ = refused_inside(
-    "s2sad.vjp", "call it outside, or use GradOperation(sens_param=True) or s2sad.jvp, which "
-    "work inside")
+vjp.__s2sad_stage__ = _stage_vjp
 
 
 def _materialize_zeros(out, t_out):

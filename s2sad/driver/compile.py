@@ -8,7 +8,7 @@ own program, simplified and compiled (what ``s2sad.jit`` runs).  The result
 import functools
 import gc
 
-from ..ir import Var, leaves
+from ..ir import Var, Const, leaves
 from ..ir.nodes import walk_ops, AdjointOf
 from ..backend.codegen import CodeGen
 from ..backend.outline import outline
@@ -21,7 +21,7 @@ from ..frontend.guards import FN
 from ..opt import pipeline
 from ..opt.pipeline import current as current_options
 from ..saved_graphs import saving_graphs
-from .specs import check_aux_structure
+from .specs import check_aux_structure, has_runtime_leaves
 from .tracing import trace, display_path
 
 
@@ -124,7 +124,7 @@ def compile_grad(fn, root, args, specs, weights, weight_paths, sens_spec=None,
         check_aux_structure(t.result)
     sens = None
     if sens_spec is not None:
-        sens = _sens_structure(t.result, sens_spec, sens_value, t.info)
+        sens = _sens_structure(t.result, sens_spec, sens_value, t.info, t.builder.inert)
     wrt_inputs = select_inputs(t.abstract, inputs)
     ir = reverse(t.forward, wrt_inputs + t.weight_vars, sens=sens,
                  name=t.qualname + "_grad" * (t.gradients + 1), return_value=return_value,
@@ -190,11 +190,15 @@ def select_inputs(abstract, which):
     return []
 
 
-def _sens_structure(result, sens_spec, sens_value, info):
+def _sens_structure(result, sens_spec, sens_value, info, inert=frozenset()):
     """Vars for the sens, mirroring the output; a mismatch is the user's error.
 
     ``sens_spec == "auto"`` mirrors whatever the output is (for the CLI).
+    ``inert``: the ids of the values no gradient flows through.
     """
+    def no_gradient(out):
+        return isinstance(out, Const) or isinstance(out, Var) and out.id in inert
+
     if sens_spec == "auto":
         def mirror(out):
             return tuple(mirror(o) for o in out) if isinstance(out, tuple) else Var("sens")
@@ -209,6 +213,10 @@ def _sens_structure(result, sens_spec, sens_value, info):
                     % (path, len(out), _describe_value(value)))
             return tuple(build(o, s, v, "%s[%d]" % (path, i))
                          for i, (o, s, v) in enumerate(zip(out, spec[1:], value)))
+        if no_gradient(out) and not has_runtime_leaves(spec):
+            # an output no gradient flows through (a shape, a constant) with a sens of
+            # Python numbers, as MindSpore takes a shape's own value: it seeds nothing
+            return Const(None)
         if spec[0] not in ("tensor", "array", "npscalar", "mutable"):
             raise ValueError(
                 "For 'GradOperation', the sens%s must be a Tensor matching the output%s, "

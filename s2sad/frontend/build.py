@@ -34,11 +34,12 @@ from .loops import Loops
 from .closures import Closures
 from .alias import Aliasing
 from .trees import Trees
+from .writes import ParameterWrites
 from .values import ListVal, FrozenList, TreeVal
 
 
 class Builder(Statements, Expressions, Calls, Loops, ControlFlow, Closures, Aliasing, Trees,
-              Emitter):
+              ParameterWrites, Emitter):
     """Stages one program's operations into a list of SSA ops."""
 
     def __init__(self, root=None):
@@ -55,6 +56,9 @@ class Builder(Statements, Expressions, Calls, Loops, ControlFlow, Closures, Alia
         self.writing = None        # the assignment statement being carried out
         self.random_states = set() # ids of Vars holding a generator made at run time
         self.kinds = {}            # Var id -> the types an input's value may have
+        self.written = {}          # Parameters assigned so far (see ``ParameterWrites``)
+        self.seen_objects = {}     # runtime input Var id -> the object it stood for while tracing
+        self.stored_of = {}
 
     # ---------------------------------------------------------------- inputs
     def typed_inputs(self, abstract, specs):

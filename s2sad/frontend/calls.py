@@ -19,7 +19,7 @@ import numpy as np
 
 from ..errors import CompileError, NoGradientRuleError
 from ..ir.nodes import Var, Const, Op, Region, Frame, leaves, map_structure, tag_frame
-from ..ir.primitive import Primitive
+from ..ir.primitive import Primitive, missing_code_message
 from ..ir import control as C
 from ..ops.operations import array_ops as A
 from ..ops.operations import runtime_ops as R
@@ -226,6 +226,8 @@ class Calls:
         if stage is not None:   # a transform (``s2sad.jvp``) that stages itself
             return stage(self, args, kwargs, loc, func.path)
         if isinstance(f, Primitive):
+            if not f.has_code():
+                raise CompileError(missing_code_message(f), loc)
             if kwargs:
                 raise CompileError("primitive %s takes positional inputs only" % f.name, loc)
             try:
@@ -431,14 +433,7 @@ class Calls:
         ``construct``), never their values.
         """
         def whole(v):
-            if is_const(v):
-                return const_value(v)
-            obj = self.inputs.object_of(v, self.root) if isinstance(v, Var) else None
-            if obj is None:
-                raise CompileError("%s is applied while compiling, so its arguments must be "
-                                   "known then (Parameters of the Cell count as known); it "
-                                   "got a value computed at run time" % describe(f), loc)
-            return obj
+            return const_value(v) if is_const(v) else self.known_object(v, f, loc)
         try:
             value = f(*[map_structure(whole, a) for a in args],
                       **{k: map_structure(whole, v) for k, v in kwargs.items()})
@@ -448,6 +443,18 @@ class Calls:
             raise CompileError("calling %s while compiling raised %s: %s"
                                % (describe(f), type(e).__name__, e), loc)
         return self.lift(value)
+
+    def known_object(self, v, f, loc):
+        """The object (a Parameter, a Tensor) the runtime input ``v`` stands for while
+        compiling, which ``f`` is applied to now; an error naming ``f`` otherwise."""
+        obj = self.inputs.object_of(v, self.root) if isinstance(v, Var) else None
+        if obj is None and isinstance(v, Var):     # read through a closure: as found
+            obj = self.seen_objects.get(v.id)
+        if obj is None:
+            raise CompileError("%s is applied while compiling, so its arguments must be "
+                               "known then (Parameters of the Cell count as known); it "
+                               "got a value computed at run time" % describe(f), loc)
+        return obj
 
     # ---------------------------------------------------------------- values
     def lift(self, value, path=None, hint=None):
@@ -460,7 +467,12 @@ class Calls:
         if path is not None:
             self.guards.record(path, value)
         if is_tensor(value) or isinstance(value, np.ndarray):
-            return self.inputs.var_for(value, path, hint)
+            written = self.written_value(value)     # a Parameter assigned earlier in construct
+            if written is not None:
+                return written
+            var = self.inputs.var_for(value, path, hint)
+            self.seen_objects[var.id] = value
+            return var
         if isinstance(value, (tuple, list)) and any(
                 is_tensor(v) or isinstance(v, np.ndarray) for v in value):
             return tuple(self.lift(v, path + (i,) if path is not None else None,

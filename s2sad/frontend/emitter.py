@@ -26,6 +26,7 @@ class Emitter:
         self.inert = set()         # ids of Vars no differentiable input flows into
         self.alias = {}            # Var id -> ids of the arrays it may share memory with
         self.boolean = set()       # ids of Vars that are boolean arrays (masks)
+        self.region_depth = 0      # how many regions (branch, loop, rule bodies) are open
 
     def emit(self, prim, args, loc):
         """Append ``prim(*args)``; fold it if every argument is known."""
@@ -55,10 +56,12 @@ class Emitter:
         the body of a branch, loop or rule; the enclosing list is restored
         after, however the block ends."""
         saved, self.ops = self.ops, []
+        self.region_depth += 1
         try:
             yield
         finally:
             self.ops = saved
+            self.region_depth -= 1
 
     @contextlib.contextmanager
     def attributed(self, loc, origin=_KEEP):

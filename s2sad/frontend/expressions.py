@@ -226,6 +226,8 @@ class Expressions:
             return self.lift(fn(const_value(operand)))
         if op is gast.UAdd:
             return operand
+        if op is gast.Not and isinstance(operand, (tuple, ListVal)):
+            return Const(not (operand if isinstance(operand, tuple) else operand.items))
         if op is gast.USub:
             return self.emit(M.Neg(), [operand], loc)
         if op is gast.Not:

@@ -43,10 +43,6 @@ def fence(info):
             msg = "The 'for...else...' statement is not supported now."
         elif isinstance(node, gast.While) and node.orelse:
             msg = "The 'while...else...' statement is not supported now."
-        elif isinstance(node, gast.Assign) and any(
-                isinstance(t, gast.Attribute) for t in node.targets):
-            msg = ("assigning to an attribute is not supported inside a differentiated "
-                   "function; compute a new value and return it instead")
         elif isinstance(node, gast.Global):
             msg = _global_assigned(root, node)
         if msg:

@@ -536,8 +536,9 @@ class Loops:
                              for i, x in enumerate(args[0]))
             return EnumerateVal(args[0], start)
         if f is builtins.zip:
-            if all(isinstance(a, tuple) for a in args):
-                return tuple(zip(*args))
+            seqs = [self.static_sequence(a) for a in args]    # tuples, constant sequences
+            if all(seq is not None for seq in seqs):
+                return tuple(zip(*seqs))
             return ZipVal(list(args))
         return None
 

@@ -126,6 +126,7 @@ class RuntimeInputs:
         self.entries = []   # (var, path or None, obj)
         self._by_id = {}
         self._types = {}    # var id -> the type the value had while compiling
+        self._handles = set()   # ids of the Vars passed as the object itself (see handle_for)
 
     def var_for(self, value, path, hint=None):
         from ..tensor import Parameter
@@ -145,6 +146,22 @@ class RuntimeInputs:
         # with a path the object is not kept: it is read again on every call
         self.entries.append((var, path, None if path is not None else value))
         return var
+
+    def handle_for(self, var):
+        """An input passing the object whose array ``var`` is (a Parameter to write
+        into), read from the same place; ``None`` when ``var`` is no input."""
+        key = ("object", var.id)
+        if key in self._by_id:
+            return self._by_id[key]
+        entry = next((e for e in self.entries if e[0] is var), None)
+        if entry is None:
+            return None
+        handle = Var((var.hint or "param") + "_ref")
+        self._by_id[key] = handle
+        self._types[handle.id] = self._types.get(var.id)
+        self._handles.add(handle.id)
+        self.entries.append((handle,) + entry[1:])
+        return handle
 
     def type_of(self, var):
         """The type of the value ``var`` stands for (guarded: see ``guards.classify``)."""
@@ -168,9 +185,10 @@ class RuntimeInputs:
     def read(self, root, fn=None):
         """The arrays to pass for this call, in ``entries`` order."""
         out = []
+        handles = self._handles
         for var, path, obj in self.entries:
             value = read_path(root, path, fn) if path is not None else obj
-            out.append(getattr(value, "_data", value))
+            out.append(value if handles and var.id in handles else getattr(value, "_data", value))
         return out
 
 

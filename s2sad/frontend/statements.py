@@ -76,6 +76,11 @@ class Statements:
 
     def st_AugAssign(self, node, scope):
         loc = scope.info.loc(node)
+        if isinstance(node.target, gast.Attribute):     # ``self.w += x``: a Parameter write
+            value = self.binop(type(node.op), self.eval(node.target, scope),
+                               self.eval(node.value, scope), loc)
+            self.assign_attribute(node.target, value, scope)
+            return
         if isinstance(node.target, gast.Subscript):
             cur = self.getitem(self.eval(node.target.value, scope),
                                self.eval(node.target.slice, scope), loc)
@@ -186,6 +191,8 @@ class Statements:
                 self.assign(t.value if isinstance(t, gast.Starred) else t, v, scope)
         elif isinstance(target, gast.Subscript):
             self.assign(target.value, self.setitem(target, value, scope), scope)
+        elif isinstance(target, gast.Attribute):
+            self.assign_attribute(target, value, scope)
         else:
             raise CompileError("cannot assign to %s" % type(target).__name__, scope.info.loc(target))
 

@@ -123,10 +123,26 @@ class Primitive:
         inner = ", ".join("%s=%r" % kv for kv in sorted(self.attrs.items()))
         return "Prim[%s]<%s>" % (self.name, inner)
 
+    # -- MindSpore's attribute API (user primitives call it in ``__init__``) ----
+    def add_prim_attr(self, name, value):
+        """Record the attribute ``name``: an instance attribute, part of ``key``."""
+        self.attrs[name] = value
+        object.__setattr__(self, name, value)
+        return self
+
+    def init_prim_io_names(self, inputs, outputs):
+        """Record the names of the inputs and outputs (attributes, as MindSpore keeps them)."""
+        self.add_prim_attr("input_names", list(inputs))
+        return self.add_prim_attr("output_names", list(outputs))
+
     # -- code -----------------------------------------------------------------
+    def has_code(self):
+        """Whether the class says how it is computed (defines ``emit``)."""
+        return type(self).emit is not Primitive.emit
+
     def emit(self, *args):
         """Python expression computing this primitive from argument expressions."""
-        raise NotImplementedError("primitive %s has no code template" % self.name)
+        raise NotImplementedError(missing_code_message(self))
 
     def shares_input(self, args, is_boolean):
         """Whether the result may be ``args[0]`` or a view of it (``view``); an
@@ -158,6 +174,14 @@ class Primitive:
         args = self.complete_inputs(args)
         result = self.impl(*_unwrap(args))
         return _wrap(result) if _has_tensor(args) else result
+
+
+def missing_code_message(prim):
+    """Why the primitive ``prim``, which defines no ``emit``, cannot run."""
+    return ("%s has no code template: a Primitive s2sad runs defines emit(self, *inputs), "
+            "returning the Python expression that computes it from its inputs' expressions "
+            "(such as '%%s ** 3' %% x); infer_shape and infer_dtype alone do not compute it"
+            % type(prim).__name__)
 
 
 def _freeze(v):

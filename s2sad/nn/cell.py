@@ -5,7 +5,7 @@ inside ``construct`` stay plain, fast lookups.
 """
 from collections import OrderedDict
 
-from ..tensor import Parameter
+from ..tensor import Parameter, Tensor
 
 __all__ = ["Cell"]
 
@@ -44,6 +44,11 @@ class Cell:
             if value.name is None:
                 value.name = name
             params[name] = value
+        elif name in params and isinstance(value, Tensor):
+            # MindSpore: the Parameter takes the value (a copy: later in-place
+            # updates of the Parameter must not reach the Tensor assigned)
+            params[name].set_data(value.copy())
+            return
         elif isinstance(value, Cell):
             params.pop(name, None)
             if self._auto_prefix:

@@ -1,5 +1,5 @@
 """Primitives, their functional forms, and GradOperation (MindSpore's ``ops``)."""
-from .primitive import Primitive
+from .primitive import Primitive, PrimitiveWithInfer, PrimitiveWithCheck, prim_attr_register
 from .operations import *  # noqa: F401,F403
 from . import operations
 from .functional import *  # noqa: F401,F403

@@ -305,6 +305,23 @@ def check_assert(test, message):
         raise AssertionError(message) if message is not None else AssertionError()
 
 
+def assign_parameter(param, value):
+    """Write ``value`` into the Parameter ``param`` (``self.w = value`` in compiled code).
+
+    Broadcast to the Parameter's shape and cast to its dtype, as ``ops.assign``
+    does eagerly; stored as a new array rather than in place, because the
+    compiled code may still read the old one (a backward sweep).
+    """
+    old = param._data
+    data = np.asarray(value)
+    try:
+        data = np.broadcast_to(data, old.shape)
+    except ValueError:
+        raise ValueError("cannot assign a value of shape %s to the Parameter '%s' of shape %s"
+                         % (data.shape, param.name, old.shape)) from None
+    param._data = data.astype(old.dtype, copy=True)
+
+
 _UNIQUE = _references_when_unique()
 
 

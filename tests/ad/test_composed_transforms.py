@@ -98,6 +98,19 @@ def test_jvp_inside_jit_is_compiled():
     np.testing.assert_allclose(jitted_tangent(X), np.cos(X) * X + np.sin(X), rtol=1e-15)
 
 
+def calls_vjp(x):
+    out, vjp_fn = s2sad.vjp(g, x)
+    (cotangent,) = vjp_fn(x * x)
+    return out.sum() + cotangent.sum()
+
+
+def test_vjp_inside_grad_is_staged_and_differentiated_again():
+    # d/dx [sum g(x) + sum(x^2 * g'(x))], g(x) = x sin x, g' = sin x + x cos x
+    first = lambda x: np.sum(g(x)) + np.sum(x * x * (np.sin(x) + x * np.cos(x)))  # noqa: E731
+    np.testing.assert_allclose(s2sad.grad(calls_vjp)(X), numeric_grad(first, [X], 0),
+                               rtol=1e-6, atol=1e-8)
+
+
 # ------------------------------------- transforms that cannot be staged yet say so
 def calls_jacrev(x):
     return s2sad.jacrev(g)(x).sum()
@@ -105,10 +118,6 @@ def calls_jacrev(x):
 
 def calls_hessian(x):
     return s2sad.hessian(lambda v: (v ** 3).sum())(x).sum()
-
-
-def calls_vjp(x):
-    return s2sad.vjp(g, x)[0].sum()
 
 
 def calls_vmap(x):
@@ -123,9 +132,9 @@ def calls_a_jacobian_made_outside(x):
 
 
 @pytest.mark.parametrize("fn, what", [
-    (calls_jacrev, "s2sad.jacrev"), (calls_hessian, "s2sad.hessian"), (calls_vjp, "s2sad.vjp"),
+    (calls_jacrev, "s2sad.jacrev"), (calls_hessian, "s2sad.hessian"),
     (calls_vmap, "s2sad.vmap"), (calls_a_jacobian_made_outside, "the function jacfwd(...) returns")],
-    ids=["jacrev", "hessian", "vjp", "vmap", "jacfwd-made-outside"])
+    ids=["jacrev", "hessian", "vmap", "jacfwd-made-outside"])
 def test_transforms_not_staged_inside_are_refused_at_the_users_call(fn, what):
     with pytest.raises(s2sad.CompileError) as info:
         s2sad.grad(fn)(X)

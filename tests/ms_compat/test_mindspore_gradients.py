@@ -245,6 +245,86 @@ def test_grad_with_parameter_weights_inside_jit():
     _close(gb, Z)
 
 
+def test_grad_inside_jit_with_the_weights_in_a_closure_variable():
+    net = Bilinear()
+    weights = net.trainable_params()     # read by the compiled function through its closure
+
+    @mindspore.jit
+    def user_fn(x, y, z):
+        return ops.grad(net, 0, weights)(x, y, z)
+
+    gx, (gw, gb) = user_fn(Tensor(X), Tensor(Y), Tensor(Z))
+    _close(gx, _fd(net, (X, Y, Z), 0))
+    _close(gw, X * Y)
+    _close(gb, Z)
+
+
+def test_return_ids_and_get_grad_inside_jit():
+    net = Bilinear()
+    weights = net.trainable_params()
+
+    @mindspore.jit
+    def user_fn(x, y, z):
+        res = ops.grad(net, (0, 1), weights, return_ids=True)(x, y, z)
+        return res, ops.get_grad(res, 1), ops.get_grad(res, net.b)
+
+    res, gy, gb = user_fn(Tensor(X), Tensor(Y), Tensor(Z))
+    ((i0, gx), (i1, gy_paired)), ((nw, gw), (nb, gb_paired)) = res
+    assert (i0, i1, nw, nb) == (0, 1, "w", "b")
+    _close(gx, _fd(net, (X, Y, Z), 0))
+    _close(gy, _fd(net, (X, Y, Z), 1))
+    _close(gy_paired, gy)
+    _close(gw, X * Y)
+    _close(gb, Z)
+    _close(gb_paired, Z)
+
+
+def test_get_grad_of_a_missing_id_inside_jit_is_a_compile_error():
+    net = Bilinear()
+
+    @mindspore.jit
+    def user_fn(x, y, z):
+        return ops.get_grad(ops.grad(net, 0, return_ids=True)(x, y, z), 2)
+
+    with pytest.raises(s2sad.errors.CompileError, match="no gradient has the id 2"):
+        user_fn(Tensor(X), Tensor(Y), Tensor(Z))
+
+
+def test_vjp_inside_jit_matches_finite_differences():
+    v = np.array([1.0, -2.0, 0.5])
+
+    @mindspore.jit
+    def user_fn(x, y, v):
+        out, vjp_fn = ops.vjp(_cube_times, x, y)
+        return out, vjp_fn(v)
+
+    out, (gx, gy) = user_fn(Tensor(X), Tensor(Y), Tensor(v))
+    _close(out, X ** 3 * Y)
+    weighted = lambda a, b: np.sum(v * _cube_times(a, b))  # noqa: E731
+    _close(gx, numeric_grad(weighted, (X, Y), 0))
+    _close(gy, numeric_grad(weighted, (X, Y), 1))
+
+
+class _Shape(nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.shape = ops.Shape()
+
+    def construct(self, x):
+        return self.shape(x)
+
+
+def test_sens_for_a_cell_returning_a_shape_gives_zeros_as_mindspore():
+    x = Tensor(np.arange(8).astype(np.int32))
+    net = _Shape()
+    sens = net(x)                                # a tuple of Python ints: (8,)
+    (g,) = ops.GradOperation(get_all=True, sens_param=True)(net)(x, sens)
+    np.testing.assert_array_equal(g.asnumpy(), np.zeros(8, np.int32))
+    assert g.dtype == mindspore.int32
+    with pytest.raises(ValueError, match="the sens must be a Tensor matching the output"):
+        ops.GradOperation(sens_param=True)(_cube_times)(Tensor(X), Tensor(Y), (1.0,))
+
+
 # ----------------------------------------------------------------------- vmap
 def _sin_times(x):
     return ops.sin(x) * x

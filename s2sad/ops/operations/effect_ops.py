@@ -1,10 +1,12 @@
 """Assign and Print: MindSpore operations that act on the world instead of computing a value.
 
-Compiled code has no side effects (Parameters are read afresh on every call
-and never written), so ``Assign`` works eagerly and is a ``CompileError``
-inside a differentiated function, and ``Print`` is a plain Python function
-whose ``print`` the frontend runs on every call, like any ``print``.
+``Assign`` writes a Parameter eagerly, and inside compiled code it is staged
+as a write made on every call (as ``self.w = value`` in ``construct`` is);
+``Print`` is a plain Python function whose ``print`` the frontend runs on
+every call, like any ``print``.
 """
+import inspect
+
 import numpy as np
 
 from ...errors import CompileError
@@ -17,16 +19,17 @@ class Assign:
     """``Assign()(variable, value)``: write ``value`` into the Parameter ``variable``.
 
     ``value`` (a Tensor, array or number) is broadcast to the Parameter's
-    shape and cast to its dtype; the Parameter is returned.  Eager only.
+    shape and cast to its dtype; the Parameter is returned.
     """
 
     def __s2sad_stage__(self, builder, args, kwargs, loc, path):
-        """Met inside a differentiated function: refuse, with the user's line."""
-        raise CompileError(
-            "ops.Assign cannot update a Parameter inside a differentiated function: compiled "
-            "code has no side effects", loc,
-            hint="update the Parameter outside it (after computing the gradient, as an "
-                 "optimizer does), or return the new value from construct")
+        """Met inside compiled code: a write of the Parameter on every call, whose
+        new value later reads of the Parameter see (``frontend/writes.py``)."""
+        try:
+            bound = inspect.signature(self.__call__).bind(*args, **kwargs)
+        except TypeError as e:
+            raise CompileError("ops.assign: %s" % e, loc) from None
+        return builder.write_parameter(bound.arguments["variable"], bound.arguments["value"], loc)
 
     def __call__(self, variable, value):
         if not isinstance(variable, Parameter):

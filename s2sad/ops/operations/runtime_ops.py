@@ -105,6 +105,24 @@ class RuntimeAssert(Primitive):
         return "rt.check_assert(%s, %s)" % (test, message)
 
 
+class WriteParameter(Primitive):
+    """``self.param = value`` (or ``ops.assign``) in compiled code, on every run:
+    ``rt.assign_parameter(param, value)``.
+
+    Its first input is the Parameter object itself (a runtime input passed as
+    the object, not its array): the write gives the Parameter a new array, so
+    the array read before it, which a backward sweep may still read, keeps
+    its value.
+    """
+    stateful = True
+    differentiable = False
+    num_outputs = 0
+    formula = "no gradient: writes a Parameter"
+
+    def emit(self, param, value):
+        return "rt.assign_parameter(%s, %s)" % (param, value)
+
+
 # ------------------------------------------------------------ what runs late
 _RANDOM_TYPES = (np.random.Generator, np.random.RandomState, np.random.BitGenerator,
                  random.Random)
