@@ -234,7 +234,8 @@ class Calls:
                 args = f.complete_inputs(args)
             except TypeError as e:
                 raise CompileError(str(e), loc)
-            return self.emit(f, args, loc)
+            f, args = f.staged_form(args)
+            return args[0] if f is None else self.emit(f, args, loc)
         text = R.runtime_call_text(f)
         if text is not None:
             return self.runtime_call(functools.partial(R.PyCall, f, text), args, kwargs, loc)

@@ -209,6 +209,10 @@ class Statements:
             # the assignment's, checked when the code runs
             elems = list(self.emit(A.UnpackTuple(n), [value], loc)) if n != 1 else \
                 [self.emit(A.UnpackTuple(1), [value], loc)]
+        elif n is not None and isinstance(value, Var):
+            # an array unpacks into its rows, as in Python (the count checked at run time)
+            elems = list(self.emit(A.Unstack(0, n), [value], loc)) if n != 1 else \
+                [self.emit(A.Unstack(0, 1), [value], loc)]
         else:
             raise CompileError("cannot unpack a runtime value into several names; "
                                "unpack tuples whose length is known while compiling", loc)

@@ -160,6 +160,12 @@ class Primitive:
             self._eager[len(args)] = fn
         return fn(*args)
 
+    def staged_form(self, args):
+        """``(primitive, args)`` that compiled code stages for this call; ``None`` as the
+        primitive: the first input itself.  A primitive whose outputs depend on a
+        shape (``Unstack`` without ``num``) stages a shape-polymorphic equivalent."""
+        return self, args
+
     def complete_inputs(self, args):
         """``args`` with omitted trailing inputs filled from ``input_defaults``."""
         if self.num_inputs is None or len(args) >= self.num_inputs:

@@ -278,6 +278,14 @@ class Unstack(Primitive):
                 "num=N)" % self.axis)
         return self.num
 
+    def staged_form(self, args):
+        """Without ``num``, in compiled code: ``x`` with ``axis`` moved first.  Its rows
+        are the slices, and unpacking (``q, k, v = unstack(x)``, the count checked at
+        run time), indexing and iterating read them as they would the tuple."""
+        if self.num is not None:
+            return self, args
+        return (MoveAxis(self.axis, 0) if self.axis != 0 else None), args
+
     def emit(self, x):
         expr = "rt.array_unstack(%s, %d, %r)" % (x, self.axis, self.num)
         return expr + "[0]" if self.num == 1 else expr
