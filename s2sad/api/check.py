@@ -25,16 +25,25 @@ class GradCheckError(AssertionError):
 
 def _to64(a):
     if isinstance(a, Tensor):
-        return Tensor(np.asarray(a._data, np.float64))
-    if isinstance(a, (np.ndarray, np.generic)):
-        return np.asarray(a, np.float64)
+        return Tensor(_real64(a._data, "an argument"))
+    if isinstance(a, (np.ndarray, np.generic, complex)):
+        return _real64(a, "an argument")
     if isinstance(a, (tuple, list)):
         return type(a)(_to64(x) for x in a)
     return a
 
 
 def _raw(a):
-    return np.asarray(getattr(a, "_data", a), np.float64)
+    return _real64(getattr(a, "_data", a), "an output")
+
+
+def _real64(a, what):
+    """``a`` in float64; a complex value is refused, never cut to its real part (the
+    check would then pass whatever the imaginary parts' derivatives are)."""
+    if np.iscomplexobj(a):
+        raise TypeError("check_grads checks real values, but %s is complex; check the real "
+                        "and imaginary parts as separate real functions" % what)
+    return np.asarray(a, np.float64)
 
 
 

@@ -147,3 +147,14 @@ def test_check_grads_reports_a_wrong_rule():
     finally:
         del bprop_getters[Cube]
         del jvp_getters[Cube]
+
+
+def squared_modulus(z):
+    return np.abs(z) ** 2
+
+
+def test_check_grads_refuses_complex_values_instead_of_checking_their_real_part():
+    """Cast to float64, a complex argument would be checked as its real part only, and
+    the check would pass whatever the rules do with the imaginary parts."""
+    with pytest.raises(TypeError, match="an argument is complex"):
+        s2sad.check_grads(squared_modulus, (np.array([1 + 2j, 0.5 - 1j]),))
