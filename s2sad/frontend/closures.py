@@ -15,7 +15,7 @@ import gast
 
 from ..errors import CompileError
 from ..ir.nodes import Var, Const
-from .values import Scope
+from .values import ListVal, Scope
 from .control import returned
 
 
@@ -131,8 +131,8 @@ class Closures:
             return tuple(self.call(args[0], list(items), {}, loc) for items in zip(*seqs))
         if f in (tuple, list) and len(args) == 1 and not kwargs:
             seq = self.static_sequence(args[0])
-            if seq is not None:
-                return tuple(seq)
+            if seq is not None:     # ``list(args)``: a new list, which may then change
+                return ListVal(list(seq), self.ops) if f is list else tuple(seq)
         if f in (sum,) and len(args) >= 1:
             seq = self.static_sequence(args[0])
             if seq is not None:

@@ -21,7 +21,7 @@ from ..ops.operations import runtime_ops as R
 from . import npmap, resolve
 from .guards import Globals, Item
 from .control import NeedsConstant, unmerged_in
-from .values import Bound, ListVal, TreeVal, is_const, const_value, freeze
+from .values import Bound, ListVal, TreeVal, is_const, const_value, freeze, known_truth
 
 _BINOPS = {
     gast.Add: (operator.add, M.Add),
@@ -226,8 +226,8 @@ class Expressions:
             return self.lift(fn(const_value(operand)))
         if op is gast.UAdd:
             return operand
-        if op is gast.Not and isinstance(operand, (tuple, ListVal)):
-            return Const(not (operand if isinstance(operand, tuple) else operand.items))
+        if op is gast.Not and known_truth(operand) is not None:
+            return Const(not known_truth(operand))
         if op is gast.USub:
             return self.emit(M.Neg(), [operand], loc)
         if op is gast.Not:
@@ -272,8 +272,9 @@ class Expressions:
         value = self.eval(nodes[0], scope)
         if len(nodes) == 1:
             return value
-        if is_const(value):
-            if bool(const_value(value)) != is_and:
+        truth = known_truth(value)
+        if truth is not None:
+            if truth != is_and:
                 return value
             return self._boolop(nodes[1:], is_and, scope)
         loc = scope.info.loc(nodes[1])
@@ -306,8 +307,9 @@ class Expressions:
 
     def ex_IfExp(self, node, scope):
         test = self.eval(node.test, scope)
-        if is_const(test):
-            return self.eval(node.body if const_value(test) else node.orelse, scope)
+        truth = known_truth(test)
+        if truth is not None:
+            return self.eval(node.body if truth else node.orelse, scope)
         return self.select(test, lambda: self.eval(node.body, scope),
                            lambda: self.eval(node.orelse, scope), scope.info.loc(node))
 

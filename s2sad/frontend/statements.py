@@ -14,8 +14,8 @@ from ..ir.nodes import Var, Const
 from ..ops.operations import array_ops as A
 from ..ops.operations import runtime_ops as R
 from . import resolve
-from .control import ESC, RET, RETVAL, BRK
-from .values import ListVal, TreeVal, is_const, const_value, freeze, is_tensor
+from .control import ESC, RET, RETVAL, BRK, NeedsConstant
+from .values import ListVal, TreeVal, is_const, const_value, freeze, is_tensor, known_truth
 
 
 class Statements:
@@ -107,6 +107,9 @@ class Statements:
             raise CompileError("changing a dict inside a differentiated function is not "
                                "supported", loc, hint="build the dict whole, with a dict "
                                "display or a dict comprehension ({**d, key: value})")
+        if isinstance(base, ListVal) and is_const(index) and \
+                isinstance(const_value(index), int):
+            return self.set_list_item(base, const_value(index), value, loc)
         if not isinstance(base, Var):
             raise CompileError("item assignment needs a tensor; this value is %s"
                                % ("a tuple" if isinstance(base, tuple) else "known while "
@@ -114,6 +117,18 @@ class Statements:
         if isinstance(target.value, gast.Name):
             self.check_item_write(target.value.id, base, self.writing or target, scope)
         return self.emit(A.SetItem(), [base, index, value], loc)
+
+    def set_list_item(self, lst, i, value, loc):
+        """``lst[i] = value`` on a list built while compiling (``args = list(args)``)."""
+        if lst.region is not self.ops:
+            raise NeedsConstant("a list created outside this branch or loop cannot be changed "
+                                "inside it when the condition or the number of iterations is "
+                                "a runtime value; build a new list instead", loc)
+        try:
+            lst.items[i] = value
+        except IndexError:
+            raise CompileError("IndexError: list assignment index out of range", loc)
+        return lst
 
     def st_AnnAssign(self, node, scope):
         if node.value is not None:
@@ -141,10 +156,9 @@ class Statements:
 
     def st_If(self, node, scope):
         test = self.eval(node.test, scope)
-        if is_const(test):
-            self.exec_block(node.body if const_value(test) else node.orelse, scope)
-        elif isinstance(test, tuple):
-            self.exec_block(node.body if test else node.orelse, scope)
+        truth = known_truth(test)
+        if truth is not None:
+            self.exec_block(node.body if truth else node.orelse, scope)
         else:
             self.runtime_if(test, node.body, node.orelse, scope, scope.info.loc(node))
 

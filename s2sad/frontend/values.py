@@ -139,3 +139,18 @@ class TreeVal:
 
     def __init__(self, obj):
         self.obj = obj
+
+
+def known_truth(value):
+    """``bool(value)`` when it is known while compiling (a constant, a tuple or list
+    of abstract values, a dict or other container: its items decide, as in Python),
+    else ``None`` (a runtime value: the condition becomes a branch)."""
+    if isinstance(value, Const):
+        return bool(value.value)
+    if isinstance(value, tuple):
+        return bool(value)
+    if isinstance(value, ListVal):
+        return bool(value.items)
+    if isinstance(value, TreeVal):
+        return bool(value.obj)
+    return None
