@@ -44,6 +44,7 @@ def _gradients_of(what, t):
 def _finish(ir, t, header, **kw):
     """Simplify, generate and compile ``ir``; bundle it with its trace."""
     names = [getattr(v, "hint", None) for v in leaves(ir.result)]
+    ir.scalar_ids = t.scalar_ids        # the inputs every derived program shares
     ir = pipeline.run(pipeline.FINAL, ir)
     _keep_result_names(ir, names)
     gen = CodeGen(release=current_options().release)

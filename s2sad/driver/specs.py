@@ -55,6 +55,10 @@ for _t in (type(None), bool, int, float, complex, str, bytes):
 _SPEC_BY_TYPE[tuple] = _SPEC_BY_TYPE[list] = _seq_spec
 
 
+_MUTABLE, _MUTABLE_NUMBER = ("mutable", None), ("mutable", None, "number")
+_NUMBERS = (bool, int, float, complex)
+
+
 def _arg_spec_slow(value):
     from ..tensor import Tensor
     t = type(value)
@@ -69,8 +73,11 @@ def _arg_spec_slow(value):
         _SPEC_BY_TYPE[t] = lambda v: spec
         return spec
     if isinstance(value, Mutable):
-        return ("mutable", arg_spec(value.value) if isinstance(value.value, (tuple, list))
-                else None)
+        inner = value.value
+        if isinstance(inner, (tuple, list)):
+            return ("mutable", arg_spec(inner))
+        # a Python number is 0-d: compiled code may drop shape work for it
+        return _MUTABLE_NUMBER if type(inner) in _NUMBERS else _MUTABLE
     if isinstance(value, (tuple, list)):
         return (type(value).__name__,) + tuple(arg_spec(v) for v in value)
     return _const_spec(value)
@@ -116,6 +123,20 @@ def _abstract(value, spec, hint, flat):
                                flat)
                      for i, (v, s) in enumerate(zip(value, spec[1:])))
     return Const(value)
+
+
+def scalar_inputs(abstract, specs):
+    """Ids of the input Vars 0-d at every call: NumPy scalars and ``mutable`` Python numbers.
+
+    Not 0-d arrays (spec ``array``, as arrays of any shape).
+    """
+    out = set()
+    for a, s in zip(abstract, specs):
+        if isinstance(a, Var) and (s[0] == "npscalar" or s == _MUTABLE_NUMBER):
+            out.add(a.id)
+        elif isinstance(a, tuple) and s[0] in ("tuple", "list"):
+            out |= scalar_inputs(a, s[1:])
+    return frozenset(out)
 
 
 def flatten_runtime(values, specs):

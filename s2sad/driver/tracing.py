@@ -19,7 +19,7 @@ from ..frontend.trees import check_result
 from ..compat import signature
 from ..ops.primitive import Primitive
 from ..opt import pipeline
-from .specs import abstract_args
+from .specs import abstract_args, scalar_inputs
 
 
 def _param_names(fn, is_method):
@@ -106,6 +106,7 @@ def trace(fn, root, args, specs, weights=(), weight_paths=(), origin=(FN,)):
     forward = pipeline.run(pipeline.TRACE, Func(qualname, params, builder.ops, result,
                                                 info.loc(info.tree)))
     return Trace(forward=forward, abstract=abstract, flat_inputs=flat_inputs,
+                 scalar_ids=scalar_inputs(abstract, specs),
                  weight_vars=weight_vars, builder=builder, info=info, qualname=qualname,
                  display=display, hints=hints, result=result,
                  gradients=getattr(fn, "__s2sad_gradients__", 0))

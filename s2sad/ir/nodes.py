@@ -241,6 +241,10 @@ class Func:
         # Seed ops ``ones_to_shape`` rewrote as ``OnesLike``, which
         # ``restore_unfolded`` makes ``SumSeed`` views where they survived.
         self.unfolded_seeds = []
+        # Ids of the inputs that are 0-d at every call (NumPy scalars):
+        # written by the driver from the argument specs, read by
+        # ``opt.scalars``.
+        self.scalar_ids = frozenset()
 
 
 def is_var(x):

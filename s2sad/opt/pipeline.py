@@ -18,6 +18,7 @@ from ..ir.verify import verify
 from ..ir.passes import dce, cse
 from ..ir.stacks import prune_stack_slots
 from .shapes import same_shape, read_broadcasts_unexpanded
+from .scalars import scalar_shapes
 from .seed import ones_to_shape, restore_unfolded, seed_each_of_mean, seed_without_reduction
 from .products import sum_matmul_grads
 from .recurrences import scale_recurrences
@@ -40,7 +41,7 @@ OBJECTIVE = SIMPLIFY + (fold_negations,)
 #: that simplification folds the seeds' ones; ``restore_unfolded`` after it,
 #: for the ones still read
 FINAL = (verify, ones_to_shape, seed_without_reduction,
-         same_shape, cse, dce, fold_negations,
+         same_shape, scalar_shapes, cse, dce, fold_negations,
          prune_stack_slots, dce, scale_recurrences, hoist_invariants, dce,
          batch_popped,
          restore_unfolded, verify,
