@@ -54,8 +54,19 @@ def _np_array(object, dtype=None, *, copy=True, order="K", subok=False, ndmin=0,
 
 def _np_asarray(a, dtype=None, order=None, **kwargs):
     # an array is returned as is: NumPy's asarray does not copy it either
-    out = _row(a) if isinstance(a, (list, tuple)) else a
-    return out if dtype is None else _cast(out, dtype)
+    if dtype is None:
+        return array_of(a)
+    return _cast(array_of(a), dtype)
+
+
+def array_of(a):
+    """``a``, or the array NumPy makes of a list or tuple of arrays and numbers.
+
+    No local name holds ``a`` here: inlined, a name given to the user's value
+    would rename it in the generated code."""
+    if isinstance(a, (list, tuple)):
+        return _row(a)
+    return a
 
 
 def _np_copy(a, order="K", subok=False):

@@ -12,7 +12,7 @@ import numpy as np
 from ..operations import math_ops as M
 from ..operations import array_ops as A
 from . import linalg_func
-from .arrange_func import _np_asarray
+from .arrange_func import array_of
 from ...runtime import constexpr
 
 _add = M.Add()
@@ -575,27 +575,27 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
 # ------------------------------------------------------ NumPy's signatures
 # NumPy's reductions take a list of arrays or numbers as the array it makes of them
 def _np_sum(a, axis=None, keepdims=False):
-    return sum(_np_asarray(a), axis, keepdims)
+    return sum(array_of(a), axis, keepdims)
 
 
 def _np_mean(a, axis=None, keepdims=False):
-    return mean(_np_asarray(a), axis, keepdims)
+    return mean(array_of(a), axis, keepdims)
 
 
 def _np_max(a, axis=None, out=None, keepdims=False):
     _unsupported("np.max", "out", out)
-    return amax(_np_asarray(a), axis, keepdims)
+    return amax(array_of(a), axis, keepdims)
 
 
 def _np_min(a, axis=None, out=None, keepdims=False):
     _unsupported("np.min", "out", out)
-    return amin(_np_asarray(a), axis, keepdims)
+    return amin(array_of(a), axis, keepdims)
 
 
 def _np_prod(a, axis=None, dtype=None, out=None, keepdims=False):
     _unsupported("np.prod", "dtype", dtype)
     _unsupported("np.prod", "out", out)
-    return M.ReduceProd(keepdims)(_np_asarray(a), _reduce_axis(axis))
+    return M.ReduceProd(keepdims)(array_of(a), _reduce_axis(axis))
 
 
 def _np_cumsum(a, axis=None, dtype=None, out=None):
@@ -630,7 +630,7 @@ def _np_tensordot(a, b, axes=2):
 
 
 def _np_linalg_norm(x, ord=None, axis=None, keepdims=False):
-    return norm(_np_asarray(x), ord, axis, keepdims)
+    return norm(array_of(x), ord, axis, keepdims)
 
 
 def _np_inv(a):

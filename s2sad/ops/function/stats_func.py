@@ -16,7 +16,7 @@ from ..operations import array_ops as A
 from ..operations import elementwise_ops as E
 from ..operations import math_ops as M
 from ...runtime import constexpr
-from .arrange_func import _np_asarray
+from .arrange_func import array_of
 from .math_func import _reduce_axis, _unsupported, amax, amin, erf, erfc, std, var
 from .math_func import logsumexp as _logsumexp_prim
 
@@ -176,13 +176,13 @@ def _functools_reduce(function, sequence, *initial):
 def _np_var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
             mean=None, correction=None):
     _check_stat_args("np.var", dtype, out, where, mean)
-    return var(_np_asarray(a), axis, ddof if correction is None else correction, keepdims)
+    return var(array_of(a), axis, ddof if correction is None else correction, keepdims)
 
 
 def _np_std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=None,
             mean=None, correction=None):
     _check_stat_args("np.std", dtype, out, where, mean)
-    return std(_np_asarray(a), axis, ddof if correction is None else correction, keepdims)
+    return std(array_of(a), axis, ddof if correction is None else correction, keepdims)
 
 
 def _check_stat_args(what, dtype, out, where, mean):
