@@ -45,17 +45,16 @@ needs_mpi = pytest.mark.skipif(
     reason="%s: pip install '.[distributed]' to run the MPI tests" % MPI_MISSING)
 
 
-def launch(mode, out_dir, ranks=2):
-    """Run the worker on ``ranks`` MPI processes; (returncode, output).
+def launch(*args, ranks=2):
+    """Run ``python *args`` on ``ranks`` MPI processes; (returncode, output).
 
     The job runs in a session of its own so that, past the timeout, every
     rank is killed, not only mpirun.
     """
     env = dict(os.environ, PYTHONPATH=ROOT + os.pathsep + os.environ.get("PYTHONPATH", ""),
-               OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-               OMPI_MCA_rmaps_base_oversubscribe="1")
-    command = [_mpirun(), "--oversubscribe", "-n", str(ranks), sys.executable, WORKER, mode,
-               str(out_dir)]
+               OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    command = [_mpirun(), "--oversubscribe", "-n", str(ranks), sys.executable] + [
+        str(a) for a in args]
     job = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                            text=True, start_new_session=True)
     try:
@@ -70,7 +69,7 @@ def launch(mode, out_dir, ranks=2):
 # ------------------------------------------------------------------ MPI jobs
 @needs_mpi
 def test_two_ranks_reduce_to_the_full_batch_gradient_and_train_alike(tmp_path):
-    code, output = launch("train", tmp_path)
+    code, output = launch(WORKER, "train", tmp_path)
     assert code == 0, output
     results = [json.loads((tmp_path / ("rank%d.json" % r)).read_text()) for r in (0, 1)]
     for rank, result in enumerate(results):
@@ -85,9 +84,20 @@ def test_two_ranks_reduce_to_the_full_batch_gradient_and_train_alike(tmp_path):
 
 @needs_mpi
 def test_a_raising_rank_ends_the_job(tmp_path):
-    code, output = launch("raise", tmp_path)
+    code, output = launch(WORKER, "raise", tmp_path)
     assert code != 0
     assert "rank 1 fails on purpose" in output and "aborting the MPI job" in output
+
+
+@needs_mpi
+def test_the_sample_trains_on_two_ranks_and_rank_0_prints():
+    code, output = launch(os.path.join(ROOT, "samples", "train_data_parallel.py"))
+    assert code == 0, output
+    assert "2 rank(s), 32 rows each per step" in output
+    steps = [line for line in output.splitlines() if line.startswith("epoch ")]
+    assert len(steps) == 4 * 8                       # 4 epochs of 512 / 64 steps, once
+    accuracy = float(output.split("accuracy on all rows ")[1].split(";")[0])
+    assert accuracy > 0.9
 
 
 @needs_mpi
