@@ -17,8 +17,10 @@ from .api.pytree import (register_pytree_node, tree_flatten, tree_unflatten, tre
                          tree_structure, tree_map)
 from .errors import S2SADError, CompileError, UnsupportedSyntaxError, NoGradientRuleError
 from .common import set_seed, get_seed
-from . import context
+from . import context, communication
 from .context import set_context, get_context, GRAPH_MODE, PYNATIVE_MODE
+from .context import (ParallelMode, set_auto_parallel_context, get_auto_parallel_context,
+                      reset_auto_parallel_context)
 from . import train, dataset
 from .train import save_checkpoint, load_checkpoint, load_param_into_net
 from .train import (Model, Callback, RunContext, LossMonitor, TimeMonitor, ModelCheckpoint,

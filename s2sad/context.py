@@ -17,12 +17,21 @@ anything here, and each says so (``docs/guide-migrating.md`` has the table):
 
 An unknown key raises ``ValueError``, as in MindSpore: a misspelt setting
 must not be ignored silently.
+
+``set_auto_parallel_context`` holds the settings of a multi-process run
+(``docs/backends.md``, "Data-parallel training (MPI)"): ``parallel_mode``
+is ``ParallelMode.STAND_ALONE`` (the default) or ``ParallelMode.DATA_PARALLEL``
+(every rank holds the whole model; ``TrainOneStepCell`` averages or sums the
+gradients over the ranks); the model-splitting modes raise, as they are not
+available.
 """
 import copy
 import difflib
 import os
 
-__all__ = ["set_context", "get_context", "GRAPH_MODE", "PYNATIVE_MODE"]
+__all__ = ["set_context", "get_context", "GRAPH_MODE", "PYNATIVE_MODE", "ParallelMode",
+           "set_auto_parallel_context", "get_auto_parallel_context",
+           "reset_auto_parallel_context"]
 
 GRAPH_MODE = 0
 PYNATIVE_MODE = 1
@@ -129,12 +138,13 @@ def _check(key, value):
                         % type(value).__name__)
 
 
-def _unknown(where, key):
+def _unknown(where, key, keys=KEYS):
     """The message for a key that is not a setting, with the nearest ones."""
-    near = difflib.get_close_matches(str(key), KEYS, n=3)
+    near = difflib.get_close_matches(str(key), keys, n=3)
     hint = " (did you mean %s?)" % " or ".join(repr(k) for k in near) if near else ""
-    return ("%s: the keyword %r is not recognized%s; s2sad.context.KEYS lists the accepted "
-            "keys" % (where, key, hint))
+    table = "KEYS" if keys is KEYS else "PARALLEL_KEYS"
+    return ("%s: the keyword %r is not recognized%s; s2sad.context.%s lists the accepted "
+            "keys" % (where, key, hint, table))
 
 
 def _check_device(value):
@@ -144,3 +154,84 @@ def _check_device(value):
     if value != "CPU":
         raise ValueError("set_context: device_target=%r is not available: s2sad runs on the "
                          "CPU only today; use device_target='CPU' (or leave it out)" % value)
+
+
+class ParallelMode:
+    """The values of ``parallel_mode`` (MindSpore's names; the first two are available)."""
+    STAND_ALONE = "stand_alone"
+    DATA_PARALLEL = "data_parallel"
+    HYBRID_PARALLEL = "hybrid_parallel"
+    SEMI_AUTO_PARALLEL = "semi_auto_parallel"
+    AUTO_PARALLEL = "auto_parallel"
+    MODE_LIST = [STAND_ALONE, DATA_PARALLEL, HYBRID_PARALLEL, SEMI_AUTO_PARALLEL, AUTO_PARALLEL]
+
+
+#: Every accepted auto-parallel key and its default; ``device_num`` 0 means
+#: "the number of ranks" and ``global_rank`` 0 is recorded only.
+PARALLEL_KEYS = {
+    "parallel_mode": ParallelMode.STAND_ALONE,
+    "gradients_mean": False,
+    "device_num": 0,
+    # accepted and recorded, no effect
+    "global_rank": 0,
+    "gradient_fp32_sync": True,
+    "loss_repeated_mean": True,
+    "parameter_broadcast": False,
+    "full_batch": False,
+    "search_mode": "dynamic_programming",
+    "auto_parallel_search_mode": "dynamic_programming",
+    "strategy_ckpt_load_file": "",
+    "strategy_ckpt_save_file": "",
+    "enable_parallel_optimizer": False,
+    "all_reduce_fusion_config": [],
+    "comm_fusion": {},
+    "pipeline_stages": 1,
+    "grad_accumulation_step": 1,
+    "dataset_strategy": "data_parallel",
+}
+
+_parallel = copy.deepcopy(PARALLEL_KEYS)
+
+
+def set_auto_parallel_context(**kwargs):
+    """Set the settings of a multi-process run, as ``mindspore.set_auto_parallel_context``.
+
+    All keys are checked before any is set.  ``parallel_mode`` other than
+    STAND_ALONE and DATA_PARALLEL raises ``ValueError``: splitting one model
+    over processes is not available.
+    """
+    for key, value in kwargs.items():
+        _check_parallel(key, value)
+    _parallel.update(kwargs)
+
+
+def get_auto_parallel_context(attr_key):
+    """The value of one auto-parallel setting (its default when never set)."""
+    if attr_key not in PARALLEL_KEYS:
+        raise ValueError(_unknown("get_auto_parallel_context", attr_key, PARALLEL_KEYS))
+    return _parallel[attr_key]
+
+
+def reset_auto_parallel_context():
+    """Every auto-parallel setting back to its default (STAND_ALONE, no mean)."""
+    _parallel.clear()
+    _parallel.update(copy.deepcopy(PARALLEL_KEYS))
+
+
+def _check_parallel(key, value):
+    where = "set_auto_parallel_context"
+    if key not in PARALLEL_KEYS:
+        raise ValueError(_unknown(where, key, PARALLEL_KEYS))
+    if key == "parallel_mode":
+        if value not in ParallelMode.MODE_LIST:
+            raise ValueError("%s: 'parallel_mode' must be one of %s, but got %r"
+                             % (where, ParallelMode.MODE_LIST, value))
+        if value not in (ParallelMode.STAND_ALONE, ParallelMode.DATA_PARALLEL):
+            raise ValueError("%s: parallel_mode=%r is not available: s2sad trains data "
+                             "parallel only; use ParallelMode.DATA_PARALLEL" % (where, value))
+    if key == "gradients_mean" and not isinstance(value, bool):
+        raise TypeError("%s: 'gradients_mean' must be a bool, but got %s"
+                        % (where, type(value).__name__))
+    if key in ("device_num", "global_rank") and (
+            isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 4096):
+        raise ValueError("%s: %r must be an int in [0, 4096], but got %r" % (where, key, value))

@@ -28,7 +28,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # names it; imports within one layer are allowed (but not in a circle).
 LAYERS = (
     ("base", ("s2sad.errors", "s2sad.dtype", "s2sad.tracebacks", "s2sad.compat",
-              "s2sad.highlight", "s2sad.context")),
+              "s2sad.highlight", "s2sad.context", "s2sad.communication")),
     ("runtime", ("s2sad.runtime", "s2sad.common.seed")),
     ("data", ("s2sad.tensor", "s2sad.common.initializer")),
     ("ir", ("s2sad.ir",)),

@@ -6,7 +6,7 @@ the ``map`` functions; nothing is cached between epochs.
 """
 import numpy as np
 
-from ..common.seed import shuffle_generator
+from ..common.seed import get_seed, shuffle_generator
 from ..tensor import Tensor
 
 __all__ = ["Dataset", "NumpySlicesDataset", "GeneratorDataset"]
@@ -88,12 +88,13 @@ class NumpySlicesDataset(Dataset):
 
     ``data``: a dict (one column per key, named after it), a tuple (one column
     per element), or a list or array (one column).  ``shuffle`` defaults to
-    True, as in MindSpore.
+    True, as in MindSpore.  ``num_shards``/``shard_id`` read one shard (see
+    ``_Order``), for data-parallel training.
     """
 
     def __init__(self, data, column_names=None, num_samples=None, num_parallel_workers=1,
                  shuffle=None, sampler=None, num_shards=None, shard_id=None):
-        _no_sampling(sampler, num_shards, shard_id)
+        _no_sampler(sampler)
         if isinstance(data, dict):
             names, arrays = list(data.keys()), [_array(v) for v in data.values()]
         elif isinstance(data, tuple):
@@ -108,7 +109,8 @@ class NumpySlicesDataset(Dataset):
                              % [a.shape for a in arrays])
         super().__init__(names)
         self._arrays = arrays
-        self._order = _Order(lengths.pop(), shuffle, num_samples, "NumpySlicesDataset")
+        self._order = _Order(lengths.pop(), shuffle, num_samples, "NumpySlicesDataset",
+                             _Shard.of(num_shards, shard_id, "NumpySlicesDataset"))
 
     def _rows(self):
         for i in self._order.indices():
@@ -122,14 +124,16 @@ class GeneratorDataset(Dataset):
     """Rows from Python: a generator function (called once per epoch), an
     iterable, or an object with ``__getitem__`` and ``__len__`` (which can be
     shuffled; it is by default, as in MindSpore).  Each item is a tuple with
-    one value per column (or, for one column, the value alone).
+    one value per column (or, for one column, the value alone).  Only an
+    indexable source can be sharded (``num_shards``/``shard_id``).
     """
 
     def __init__(self, source, column_names=None, column_types=None, schema=None,
                  num_samples=None, num_parallel_workers=1, shuffle=None, sampler=None,
                  num_shards=None, shard_id=None, python_multiprocessing=True,
                  max_rowsize=None):
-        _no_sampling(sampler, num_shards, shard_id)
+        _no_sampler(sampler)
+        shard = _Shard.of(num_shards, shard_id, "GeneratorDataset")
         if column_names is None:
             raise ValueError("GeneratorDataset: pass 'column_names', one name per value "
                              "each item of 'source' holds")
@@ -137,7 +141,11 @@ class GeneratorDataset(Dataset):
         self._source = source
         self._indexable = hasattr(source, "__getitem__") and hasattr(source, "__len__")
         if self._indexable:
-            self._order = _Order(len(source), shuffle, num_samples, "GeneratorDataset")
+            self._order = _Order(len(source), shuffle, num_samples, "GeneratorDataset", shard)
+        elif shard is not None:
+            raise ValueError("GeneratorDataset: 'num_shards' and 'shard_id' need a 'source' with "
+                             "__getitem__ and __len__ (each rank picks its rows by index); a "
+                             "generator cannot be split")
         elif shuffle:
             raise ValueError("GeneratorDataset: shuffle=True needs a 'source' with __getitem__ "
                              "and __len__; for a generator, chain .shuffle(buffer_size)")
@@ -325,9 +333,10 @@ class _Iterator:
 
 
 class _Order:
-    """The row indices of one epoch of an indexable source: in order, or a fresh permutation."""
+    """The row indices of one epoch of an indexable source: in order, or a fresh permutation;
+    with a ``shard``, this shard's share of them."""
 
-    def __init__(self, length, shuffle, num_samples, who):
+    def __init__(self, length, shuffle, num_samples, who, shard=None):
         if shuffle is not None and not isinstance(shuffle, bool):
             raise TypeError("%s: 'shuffle' must be a bool or None, but got %s"
                             % (who, type(shuffle).__name__))
@@ -335,13 +344,65 @@ class _Order:
                 num_samples, (int, np.integer)) or num_samples < 1):
             raise ValueError("%s: 'num_samples' must be a positive int or None, but got %r"
                              % (who, num_samples))
-        self._length, self._shuffle = length, shuffle is not False
-        self.count = length if num_samples is None else min(length, int(num_samples))
+        self._length, self._shuffle, self._shard = length, shuffle is not False, shard
+        rows = length if shard is None else shard.rows(length)
+        self.count = rows if num_samples is None else min(rows, int(num_samples))
 
     def indices(self):
+        if self._shard is not None:
+            return self._shard.pick(self._length, self._shuffle)[:self.count]
         order = shuffle_generator().permutation(self._length) if self._shuffle \
             else np.arange(self._length)
         return order[:self.count]
+
+
+class _Shard:
+    """Shard ``shard_id`` of ``num_shards``, as MindSpore's distributed sampler deals them.
+
+    Every shard reads ``ceil(length / num_shards)`` rows, so the ranks of a
+    data-parallel job take the same number of steps: shard ``k`` takes rows
+    ``k, k + num_shards, k + 2 num_shards, ...`` of the epoch's order,
+    wrapping round to the first rows when the length does not divide.
+    Shuffled, the epoch's order must be the same on every rank (else shards
+    overlap and rows are lost), so it is drawn from a stream seeded by the
+    global seed (0 when none is set; give every rank the same seed) and the
+    epoch's number, not from the shuffling stream.
+    """
+
+    def __init__(self, num_shards, shard_id):
+        self.num_shards, self.shard_id, self._epoch = num_shards, shard_id, 0
+
+    @classmethod
+    def of(cls, num_shards, shard_id, who):
+        """The shard the two arguments name, or None when neither is given."""
+        if num_shards is None and shard_id is None:
+            return None
+        for name, value in (("num_shards", num_shards), ("shard_id", shard_id)):
+            if value is None:
+                raise ValueError("%s: 'num_shards' and 'shard_id' go together, but %r is "
+                                 "missing (e.g. num_shards=get_group_size(), "
+                                 "shard_id=get_rank())" % (who, name))
+            if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+                raise TypeError("%s: %r must be an int, but got %s"
+                                % (who, name, type(value).__name__))
+        if num_shards < 1 or not 0 <= shard_id < num_shards:
+            raise ValueError("%s: need num_shards >= 1 and 0 <= shard_id < num_shards, but got "
+                             "num_shards=%d, shard_id=%d" % (who, num_shards, shard_id))
+        return cls(int(num_shards), int(shard_id))
+
+    def rows(self, length):
+        return -(-length // self.num_shards) if length else 0
+
+    def pick(self, length, shuffle):
+        """This shard's row indices for the next epoch."""
+        if shuffle:
+            seed = get_seed() or 0
+            order = np.random.default_rng((seed, self._epoch)).permutation(length)
+            self._epoch += 1
+        else:
+            order = np.arange(length)
+        positions = np.arange(self.rows(length)) * self.num_shards + self.shard_id
+        return order[positions % length] if length else order
 
 
 def _array(value):
@@ -374,8 +435,8 @@ def _column_names(column_names, default, count):
     return names
 
 
-def _no_sampling(sampler, num_shards, shard_id):
-    if sampler is not None or num_shards is not None or shard_id is not None:
-        raise ValueError("'sampler', 'num_shards' and 'shard_id' are not supported: s2sad's "
-                         "datasets read in-memory data on one process; use shuffle= and "
-                         "num_samples=")
+def _no_sampler(sampler):
+    if sampler is not None:
+        raise ValueError("'sampler' is not supported: s2sad's datasets read in-memory data; "
+                         "use shuffle=, num_samples= and, for data-parallel training, "
+                         "num_shards= and shard_id=")

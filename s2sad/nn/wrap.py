@@ -5,14 +5,19 @@
 runs ``network`` (usually a ``WithLossCell``) on a batch, differentiates it
 with ``GradOperation(get_by_list=True, sens_param=True)`` with respect to the
 optimizer's parameters, with a sens of ``sens`` shaped like the loss, applies
-the optimizer, and returns the loss.
+the optimizer, and returns the loss.  When ``set_auto_parallel_context`` says
+``ParallelMode.DATA_PARALLEL``, the gradients are summed (averaged, with
+``gradients_mean``) over the ranks by ``self.grad_reducer`` before the
+optimizer sees them, as in MindSpore.
 """
 import numpy as np
 
 from .. import api, ops
+from ..context import ParallelMode, get_auto_parallel_context
 from ..runtime import rt_nn
 from ..tensor import Tensor, ParameterTuple
 from .cell import Cell
+from .grad_reducer import DistributedGradReducer
 
 __all__ = ["WithLossCell", "WithEvalCell", "TrainOneStepCell", "WithGradCell", "Jvp", "Vjp",
            "ForwardValueAndGrad", "Jvp", "Vjp"]
@@ -84,6 +89,10 @@ class TrainOneStepCell(Cell):
         self.grad_fn = self.grad(self.network, self.weights)
         self.sens = sens
         self.value_and_grad_fn = api.value_and_grad(self.network, None, self.weights)
+        self.parallel_mode = get_auto_parallel_context("parallel_mode")
+        self.reducer_flag = self.parallel_mode == ParallelMode.DATA_PARALLEL
+        self.grad_reducer = (DistributedGradReducer(self.weights) if self.reducer_flag
+                             else _identity)
 
     def construct(self, *inputs):
         loss, grads = self._loss_and_grads(inputs)
@@ -91,14 +100,16 @@ class TrainOneStepCell(Cell):
         return loss
 
     def _loss_and_grads(self, inputs):
-        """(loss, gradients) of one batch, with a sens of ``self.sens``; nothing updated."""
+        """(loss, gradients reduced over the ranks) of one batch, with a sens of
+        ``self.sens``; nothing updated."""
         if isinstance(self.sens, (int, float)) and self.sens == 1.0:
-            return self.value_and_grad_fn(*inputs)
+            loss, grads = self.value_and_grad_fn(*inputs)
+            return loss, self.grad_reducer(grads)
         rng_state = rt_nn._generator.bit_generator.state
         loss = self.network(*inputs)
         sens = _fill_like(loss, self.sens)
         rt_nn._generator.bit_generator.state = rng_state
-        return loss, self.grad_fn(*inputs, sens)
+        return loss, self.grad_reducer(self.grad_fn(*inputs, sens))
 
 
 class WithGradCell(Cell):
@@ -158,6 +169,11 @@ class ForwardValueAndGrad(Cell):
         value = self.network(*(inputs[:-1] if self.sens_param else inputs))
         rt_nn._generator.bit_generator.state = rng_state
         return value, self.grad_fn(*inputs)
+
+
+def _identity(grads):
+    """The gradient reducer of a single-process run."""
+    return grads
 
 
 def _fill_like(loss, value):

@@ -21,7 +21,7 @@ import time
 import numpy as np
 
 from ..tensor import Tensor
-from .serialization import save_checkpoint
+from .serialization import save_checkpoint, writes_checkpoints
 
 __all__ = ["Callback", "RunContext", "LossMonitor", "TimeMonitor", "ModelCheckpoint",
            "CheckpointConfig"]
@@ -235,7 +235,9 @@ class ModelCheckpoint(Callback):
     go to ``directory`` (the working directory when None; created if
     missing), in ``save_checkpoint``'s format; a file of the same name is
     overwritten.  The last step is always saved when training ends.
-    ``latest_ckpt_file_name`` is the path of the newest file.
+    ``latest_ckpt_file_name`` is the path of the newest file.  Data
+    parallel, only rank 0 writes (and removes old files); the other ranks
+    do nothing.
     """
 
     def __init__(self, prefix="CKP", directory=None, config=None):
@@ -263,6 +265,8 @@ class ModelCheckpoint(Callback):
             self._save(params)
 
     def _save(self, params):
+        if not writes_checkpoints():
+            return
         os.makedirs(self._directory, exist_ok=True)
         step = (params.cur_step_num - 1) % params.batch_num + 1
         path = os.path.join(self._directory, "%s-%d_%d.ckpt"

@@ -5,12 +5,18 @@ written to exactly the path given (MindSpore scripts say ``net.ckpt``; no
 suffix is added).  Every array is written and read with pickling refused, so
 loading a checkpoint runs no code from the file.  MindSpore's own protobuf
 ``.ckpt`` files cannot be read; the error says so.
+
+In data-parallel training every rank holds the same Parameters, so only
+rank 0 writes: on the other ranks ``save_checkpoint`` does nothing (N
+processes writing one path would race, and N copies are N times the disk).
 """
 import os
 import zipfile
 
 import numpy as np
 
+from .. import communication
+from ..context import ParallelMode, get_auto_parallel_context
 from ..nn.cell import Cell
 from ..tensor import Tensor, Parameter
 
@@ -22,16 +28,26 @@ def save_checkpoint(save_obj, ckpt_file_name):
 
     ``save_obj`` is a Cell (all its Parameters, trainable or not), a list of
     ``{"name": ..., "data": ...}`` dicts (MindSpore's other form) or a dict
-    name -> Parameter/Tensor/array.
+    name -> Parameter/Tensor/array.  Data parallel, only rank 0 writes (the
+    arguments are checked on every rank).
     """
     if not isinstance(ckpt_file_name, (str, os.PathLike)):
         raise TypeError("save_checkpoint: 'ckpt_file_name' must be a str or path, but got %s"
                         % type(ckpt_file_name).__name__)
     arrays = _named_arrays(save_obj)
+    if not writes_checkpoints():
+        return
     with zipfile.ZipFile(ckpt_file_name, "w", zipfile.ZIP_STORED) as archive:
         for name, array in arrays:
             with archive.open(name + ".npy", "w") as member:
                 np.lib.format.write_array(member, array, allow_pickle=False)
+
+
+def writes_checkpoints():
+    """Whether this process writes checkpoints: always, except data-parallel ranks other than 0."""
+    if get_auto_parallel_context("parallel_mode") != ParallelMode.DATA_PARALLEL:
+        return True
+    return not communication.management.initialized() or communication.get_rank() == 0
 
 
 def load_checkpoint(ckpt_file_name, net=None, strict_load=False, filter_prefix=None):
