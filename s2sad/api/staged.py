@@ -8,7 +8,7 @@ Python that the frontend compiles like the user's own code, a ``for`` over
 basis tangent (``jacfwd``) per iteration through the staged gradient or
 ``jvp`` of the function, each row written into an array made before the
 loop.  Those loops are then differentiated like any other loop, in both
-modes and to any order.  ``hessian`` is ``jacrev`` of ``grad`` with a
+modes and to any order.  ``hessian`` is ``jacfwd`` of ``grad`` with a
 run-time check that the output has one element; ``vmap`` is a loop over the
 slices.  What these cannot do (several outputs, ``has_aux``, pytrees, a
 function made inside the compiled code) is a ``CompileError`` at the call.
@@ -154,7 +154,7 @@ def stage_jacobian(builder, mode, fn, positions, single, has_aux, args, kwargs, 
 
 
 def stage_hessian(builder, fn, grad_fn_at, positions, single, args, kwargs, loc):
-    """``hessian`` in compiled code: ``jacrev`` of ``grad_fn_at(i)``, the gradient
+    """``hessian`` in compiled code: ``jacfwd`` of ``grad_fn_at(i)``, the gradient
     in input ``i``, per selected position; the output is checked to be one
     element when the code runs."""
     args = _runtime_args(builder, args, kwargs, "the function hessian(...) returns", loc)
@@ -163,9 +163,7 @@ def stage_hessian(builder, fn, grad_fn_at, positions, single, args, kwargs, loc)
     builder.call(Const(_check_scalar), [y], {}, loc)
     rows = []
     for i, xi in zip(positions, xs):
-        # reverse over reverse: the loop of jvps of a gradient, differentiated again,
-        # meets a known wrong adjoint of ``x ** k`` (see tests/ad/test_nested_jacobians.py)
-        h = stage_jacobian(builder, "rev", Const(grad_fn_at(i)), positions, False, False, args,
+        h = stage_jacobian(builder, "fwd", Const(grad_fn_at(i)), positions, False, False, args,
                            {}, loc)
         rows.append(tuple(builder.call(Const(_hessian_block), [hij, xi, xj], {}, loc)
                           for hij, xj in zip(h, xs)))

@@ -1,8 +1,9 @@
 """``vmap``: map a function over one axis of its inputs (MindSpore's ``ops.vmap``).
 
 s2sad runs it as a loop: ``fn`` is called on each slice and the results are
-stacked (inside compiled code, a run-time loop: ``staged.stage_vmap``).  That gives MindSpore's values, not its speed; a batched program
-would need a batching rule per primitive, which s2sad does not have.
+stacked (inside compiled code, a run-time loop: ``staged.stage_vmap``).  That
+gives MindSpore's values, not its speed; a batched program would need a
+batching rule per primitive, which s2sad does not have.
 Nested ``in_axes`` (for inputs that are tuples of arrays) are refused.
 """
 from __future__ import annotations
