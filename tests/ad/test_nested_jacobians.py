@@ -164,6 +164,26 @@ def test_grad_of_a_function_calling_vmap():
     close(s2sad.jit(loss)(M, w), loss(M, w))
 
 
+class Scaled(s2sad.nn.Cell):
+    def __init__(self):
+        super().__init__()
+        self.w = s2sad.Parameter(s2sad.Tensor(np.array([0.5, -1.0, 2.0])), name="w")
+
+    def construct(self, x):
+        return np.tanh(x * self.w)
+
+
+def test_jacobians_of_a_cell_inside_grad():
+    net = Scaled()
+    rev, fwd = s2sad.jacrev(net), s2sad.jacfwd(net)
+    x = s2sad.Tensor(X)
+    w = net.w.asnumpy()
+    t = np.tanh(X * w)
+    want = -2 * w * w * t * (1 - t * t)     # d/dx of sum(diag(w (1 - tanh(x w)^2)))
+    close(s2sad.grad(lambda v: rev(v).sum())(x).asnumpy(), want)
+    close(s2sad.grad(lambda v: fwd(v).sum())(x).asnumpy(), want)
+
+
 def test_a_second_call_with_the_same_shapes_does_not_recompile(monkeypatch):
     done = []
     for name in ("compile_grad", "compile_jvp", "compile_forward", "compile_nested"):
