@@ -6,6 +6,7 @@ gradient; results are shaped output-structure first, as JAX does.
 """
 from __future__ import annotations
 
+import inspect
 from typing import Any, Callable
 
 import numpy as np
@@ -14,13 +15,15 @@ from .. import driver as G
 from .. import tracebacks
 from ..errors import S2SADError
 from .args import (as_like, aux_bare, check_aux_output, check_has_aux, check_scalar,
-                   is_tensor_like, leaves_of, raw, refused_inside, target_of, wrap_out)
+                   is_tensor_like, leaves_of, raw, target_of, wrap_out)
 from .functional import Positions, grad, normalize_positions, selected_grad_function
 from .packing import arrangement, take_at
 from . import trees as T
 from .pytree import tree_structure
 from .trees import has_trees
 from ..frontend.trees import TreeOutput
+from . import staged as S
+from ..ir import Const
 from .vjp_jvp import jvp_compiled, refuse_complex_inputs
 from ..tensor import Tensor
 
@@ -53,8 +56,22 @@ def _shape_jacobian(per_out, out_structure, single):
     return _rebuild(out_structure, iter(rows))
 
 
-_JAC_INSTEAD = ("compute it outside (jacfwd(grad(f)) and jacrev(grad(f)) work), or use "
-                "s2sad.jvp, which works inside")
+def _staged(mode, fn, positions, single, has_aux):
+    """The stage hook of a Jacobian function: a run-time loop over basis vectors
+    inlined where it is called in compiled code (``staged``)."""
+    def stage(builder, args, kwargs, loc, path):
+        return S.stage_jacobian(builder, mode, Const(fn), positions, single, has_aux, args,
+                                kwargs, loc)
+    return stage
+
+
+def _named_after(api_fn, fn):
+    """Generated code for ``api_fn`` (compiled as the target of another transform)
+    is named after, and located in, the user's function."""
+    if inspect.isfunction(fn):
+        api_fn.__s2sad_named_after__ = lambda root: fn
+        api_fn.__s2sad_params__ = getattr(fn, "__s2sad_params__", None) or list(
+            inspect.signature(fn).parameters)
 
 
 def jacfwd(fn: Callable[..., Any], grad_position: Positions = 0,
@@ -127,7 +144,8 @@ def jacfwd(fn: Callable[..., Any], grad_position: Positions = 0,
         if has_aux:
             return jac, wrap_out(aux_bare(out), tensor_in)
         return jac
-    jacfwd_fn.__s2sad_stage__ = refused_inside("the function jacfwd(...) returns", _JAC_INSTEAD)
+    jacfwd_fn.__s2sad_stage__ = _staged("fwd", fn, positions, single, has_aux)
+    _named_after(jacfwd_fn, fn)
     return jacfwd_fn
 
 
@@ -185,7 +203,8 @@ def jacrev(fn: Callable[..., Any], grad_position: Positions = 0,
         if has_aux:
             return jac, aux_bare(out)
         return jac
-    jacrev_fn.__s2sad_stage__ = refused_inside("the function jacrev(...) returns", _JAC_INSTEAD)
+    jacrev_fn.__s2sad_stage__ = _staged("rev", fn, positions, single, has_aux)
+    _named_after(jacrev_fn, fn)
     return jacrev_fn
 
 
@@ -207,7 +226,12 @@ def hessian(fn: Callable[..., Any], grad_position: Positions = 0) -> Callable[..
         _check_jac_args(args, positions, "hessian")
         check_scalar(fn(*args), "hessian", "jacrev")
         return outer(*args)
-    hessian_fn.__s2sad_stage__ = refused_inside("the function hessian(...) returns", _JAC_INSTEAD)
+
+    def stage(builder, args, kwargs, loc, path):
+        return S.stage_hessian(builder, Const(fn), lambda i: grad(fn, i), positions, single, args,
+                               kwargs, loc)
+    hessian_fn.__s2sad_stage__ = stage
+    _named_after(hessian_fn, fn)
     return hessian_fn
 
 
@@ -249,6 +273,15 @@ def _runtime_leaf_positions(flat, positions, api):
     return leaf_positions
 
 
-for _api in (jacfwd, jacrev, hessian):
-    _api.__s2sad_stage__ = refused_inside("s2sad.%s" % _api.__name__, _JAC_INSTEAD)
+def _jacfwd_of_closure(fn, grad_position=0, has_aux=False):
+    """``jacfwd`` of a function made in compiled code: its staged Jacobian function."""
+    check_has_aux(has_aux)
+    positions, single = normalize_positions(grad_position, "jacfwd")
+    return lambda builder, args, kwargs, loc: S.stage_jacobian(
+        builder, "fwd", fn, positions, single, has_aux, args, kwargs, loc)
+
+
+jacfwd.__s2sad_stage__ = S.evaluated_inside(jacfwd, _jacfwd_of_closure)
+for _api in (jacrev, hessian):
+    _api.__s2sad_stage__ = S.evaluated_inside(_api)
 

@@ -1,8 +1,9 @@
 """``vmap``: map a function over one axis of its inputs (MindSpore's ``ops.vmap``).
 
 s2sad runs it as a loop: ``fn`` is called on each slice and the results are
-stacked.  That gives MindSpore's values, not its speed; a batched program
-would need a batching rule per primitive, which s2sad does not have.
+stacked (inside compiled code, a run-time loop: ``staged.stage_vmap``).  That
+gives MindSpore's values, not its speed; a batched program would need a
+batching rule per primitive, which s2sad does not have.
 Nested ``in_axes`` (for inputs that are tuples of arrays) are refused.
 """
 from __future__ import annotations
@@ -11,7 +12,9 @@ from typing import Any, Callable, Optional, Sequence, Union
 
 import numpy as np
 
-from .args import as_like, is_tensor_like, raw, refused_inside
+from .args import as_like, is_tensor_like, raw
+from . import staged as S
+from ..ir import Const
 
 Axes = Union[Optional[int], Sequence[Optional[int]]]
 
@@ -93,11 +96,18 @@ def vmap(fn: Callable[..., Any], in_axes: Axes = 0, out_axes: Axes = 0) -> Calla
             raise ValueError("For 'vmap', 'out_axes' is a tuple but 'fn' returns one output")
         _check_axis("out_axes", out_axes)
         return _stack(results, out_axes)
-    mapped.__s2sad_stage__ = _REFUSED
+
+    def stage(builder, args, kwargs, loc, path):
+        return S.stage_vmap(builder, Const(fn), lambda n: _per_item("in_axes", in_axes, n),
+                            out_axes, args, kwargs, loc)
+    mapped.__s2sad_stage__ = stage
     return mapped
 
 
-_REFUSED = refused_inside("a function made by vmap", "call it outside, or write the loop "
-                          "over the batch in the function itself")
-vmap.__s2sad_stage__ = refused_inside("s2sad.vmap", "call it outside, or write the loop over "
-                                      "the batch in the function itself")
+def _vmap_of_closure(fn, in_axes=0, out_axes=0):
+    """``vmap`` of a function made in compiled code: its staged mapped function."""
+    return lambda builder, args, kwargs, loc: S.stage_vmap(
+        builder, fn, lambda n: _per_item("in_axes", in_axes, n), out_axes, args, kwargs, loc)
+
+
+vmap.__s2sad_stage__ = S.evaluated_inside(vmap, _vmap_of_closure)

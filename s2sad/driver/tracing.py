@@ -69,9 +69,8 @@ def trace(fn, root, args, specs, weights=(), weight_paths=(), origin=(FN,)):
         hints = arg_hints(root, args, hints)
     abstract, flat_inputs = abstract_args(args, specs, hints)
     builder = Builder(root)
-    refused = fn.__dict__.get("__s2sad_stage__") if isinstance(fn, types.FunctionType) else None
-    if refused is not None:     # an API wrapper (jacrev's, vmap's) that cannot be traced: say so
-        refused(builder, (), {}, None, None)
+    # an API wrapper (jacrev's, vmap's) stages itself, as where it is called in compiled code
+    stage = fn.__dict__.get("__s2sad_stage__") if isinstance(fn, types.FunctionType) else None
     weight_vars = []
     for w, path in zip(weights, weight_paths):
         if path is not None:
@@ -83,7 +82,11 @@ def trace(fn, root, args, specs, weights=(), weight_paths=(), origin=(FN,)):
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, 20000))
     try:
-        if is_method and getattr(type(root), "bprop", None) is not None:
+        if stage is not None:
+            named = getattr(fn, "__s2sad_named_after__", lambda root: fn)(root)
+            info = get_source_info(named)
+            result = stage(builder, typed, {}, info.loc(info.tree), None)
+        elif is_method and getattr(type(root), "bprop", None) is not None:
             # the differentiated Cell's own bprop replaces differentiating construct
             result = builder.call_custom_bprop(root, (), typed, {}, None)
         else:

@@ -47,9 +47,17 @@ def same_shape(func):
 
 
 def _replace_block(ops, subst, replacement):
-    """Drop nothing, but make every reader of a replaced single-output op read its replacement."""
+    """Drop nothing, but make every reader of a replaced single-output op read its replacement.
+
+    A pop rebinds the very Vars that were pushed, so it rebinds the
+    replacement too: otherwise a backward loop would read the replacement's
+    value from the last forward iteration instead of its own.
+    """
+    from ..ir.control import StackPop
     for op in ops:
         op.args = [substitute(a, subst) for a in op.args]
+        if isinstance(op.prim, StackPop):
+            op.outs = [substitute(o, subst) for o in op.outs]
         for r in op.regions:
             _replace_block(r.ops, subst, replacement)
             r.result = tuple(substitute(v, subst) for v in r.result)
