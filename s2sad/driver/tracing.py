@@ -5,6 +5,7 @@ parameters, stands in for what has no source of its own (NumPy functions,
 primitives), records the weights as inputs and runs the trace passes.
 """
 import dis
+import keyword
 import os
 import sys
 import types
@@ -105,6 +106,8 @@ def trace(fn, root, args, specs, weights=(), weight_paths=(), origin=(FN,)):
     if display == "<lambda>":
         display = info.qualname      # ``f`` for ``f = lambda ...`` (parse.py's name for it)
     qualname = display.replace(".", "_").replace("<", "").replace(">", "")
+    if keyword.iskeyword(qualname):     # an unnamed lambda's compiled forward: ``lambda_``
+        qualname += "_"
     params = flat_inputs + [e[0] for e in builder.inputs.entries]
     forward = pipeline.run(pipeline.TRACE, Func(qualname, params, builder.ops, result,
                                                 info.loc(info.tree)))

@@ -90,3 +90,20 @@ def test_a_lambda_without_source_says_so():
     exec(compile("f = lambda x: (x * x).sum()\n", "<no-such-source>", "exec"), namespace)
     with pytest.raises(s2sad.NoGradientRuleError, match="no Python source"):
         s2sad.grad(namespace["f"])(X)
+
+
+def _sines(x):
+    for _ in range(3):
+        x = np.sin(x)
+    return x
+
+
+JITTED = (s2sad.jit(lambda x: _sines(x) * 2.0),)      # a module-level lambda with no name
+
+
+def test_jit_of_an_unnamed_lambda_names_its_function_lambda_():
+    """Its compiled forward was ``def lambda(x):``, a SyntaxError (a keyword)."""
+    f = JITTED[0]
+    x = np.array([0.3, 1.0])
+    np.testing.assert_allclose(f(x), np.sin(np.sin(np.sin(x))) * 2.0, rtol=1e-13)
+    assert "def lambda_(x):" in s2sad.get_source(f, x)
