@@ -91,11 +91,9 @@ class Recursion:
                     v.id in self.inert)
         if isinstance(v, Const):
             value = v.value
-            try:
-                hash(value)
+            if _plain(value):
                 return ("const", type(value), value)
-            except TypeError:
-                return ("object", id(value))
+            return ("object", id(value))    # compared by identity: ``==`` may be elementwise
         if isinstance(v, tuple):
             return ("tuple",) + tuple(self._value_key(x) for x in v)
         raise _Ineligible()
@@ -148,6 +146,14 @@ class Recursion:
             if isinstance(op.prim, RecursiveCall) and op.prim.group is group:
                 op.args = op.args + free
         return group
+
+
+def _plain(value):
+    """Whether ``value`` is a Python value that ``==`` and ``hash`` compare by content."""
+    if type(value) is tuple:
+        return all(_plain(x) for x in value)
+    return value is None or type(value) in (bool, int, float, complex, str, slice) or \
+        value is Ellipsis
 
 
 def _argument_leaves(args, kwargs):

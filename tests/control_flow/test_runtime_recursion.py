@@ -187,3 +187,42 @@ def test_gradient_of_gradient_is_refused_at_the_users_line():
     text = str(e.value)
     assert text.startswith('File "%s"' % __file__), text
     assert "recursion depth is decided at run time" in text and "while loop" in text
+
+
+def test_nested_def_capturing_a_differentiated_tensor():
+    def outer(x, w):
+        def grow(y):
+            return y if np.sum(y * y) > 4 else grow(y * w + 0.1)
+        return np.sum(grow(x))
+
+    x, w = np.array([0.3, 0.2]), np.array([1.5, 1.2])
+    gx, gw = s2sad.grad(outer, (0, 1))(x, w)
+    np.testing.assert_allclose(gx, numeric_grad(outer, (x, w), 0), rtol=1e-6)
+    np.testing.assert_allclose(gw, numeric_grad(outer, (x, w), 1), rtol=1e-6)
+
+
+def test_calls_inside_runtime_loops_and_two_call_sites():
+    def in_loops(x, n):
+        s = x
+        for _ in range(3):
+            s = doubling(np.sin(s), n) * 0.3 + x
+        while np.sum(s) < 10:
+            s = doubling(s, n) * 0.5 + s
+        return np.sum(s * doubling(x, n + 1))
+
+    x = np.array([0.3, 0.5])
+    for n in (0, 2):
+        args = (x, np.array(n))
+        np.testing.assert_allclose(s2sad.grad(in_loops)(*args), numeric_grad(in_loops, args, 0),
+                                   rtol=1e-6)
+        value, grad = s2sad.value_and_grad(in_loops)(*args)
+        assert value == pytest.approx(in_loops(*args))
+        np.testing.assert_allclose(s2sad.jacfwd(in_loops)(*args), grad, rtol=1e-10)
+        assert s2sad.jit(in_loops)(*args) == pytest.approx(in_loops(*args))
+
+
+def test_hessian_is_refused_not_zero():
+    with pytest.raises(s2sad.CompileError) as e:
+        s2sad.hessian(lambda x, n: np.sum(doubling(np.sin(x), n)))(np.array([0.3]),
+                                                                  np.array(2.0))
+    assert "recursion depth is decided at run time" in str(e.value)
