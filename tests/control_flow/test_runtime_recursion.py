@@ -226,3 +226,17 @@ def test_hessian_is_refused_not_zero():
         s2sad.hessian(lambda x, n: np.sum(doubling(np.sin(x), n)))(np.array([0.3]),
                                                                   np.array(2.0))
     assert "recursion depth is decided at run time" in str(e.value)
+
+
+class Doubling(nn.Cell):
+    """``construct`` calling itself until a condition on the data."""
+
+    def construct(self, x):
+        return x if x.sum() > 10 else self.construct(x * 2)
+
+
+def test_construct_calling_itself():
+    grad = s2sad.ops.GradOperation()(Doubling())
+    for x, times in ((np.array([1.0, 2.0]), 2), (np.array([0.01, 0.02]), 9),
+                     (np.array([20.0, 1.0]), 0)):
+        np.testing.assert_allclose(np.asarray(grad(s2sad.Tensor(x))), np.full(2, 2.0 ** times))
