@@ -162,7 +162,8 @@ def propagate(ops, active, stacks=None):
             for o, f in zip(op.outs, flags):
                 if f:
                     active.add(o.id)
-        elif op.prim.differentiable and any(v.id in active for v in op.arg_vars()):
+        elif (op.prim.differentiable or isinstance(op.prim, C.RecursiveCall)) and \
+                any(v.id in active for v in op.arg_vars()):
             active.update(o.id for o in op.outs)
 
 

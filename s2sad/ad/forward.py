@@ -16,6 +16,7 @@ from ..ir import control as C
 from ..ops._grad import jvp_getters
 from ..ops.operations import array_ops as A
 from .adjoints import loop_parts
+from . import recursion
 from .inline import inline_rule, rule_name
 
 
@@ -74,6 +75,8 @@ class _Forward:
                 self.op_if(op, tan)
             elif isinstance(op.prim, C.CustomBprop):
                 self.op_custom(op, tan)
+            elif isinstance(op.prim, C.RecursiveCall):
+                recursion.jvp_call(self, op, tan, forward)
             elif isinstance(op.prim, (C.While, C.ForRange)):
                 self.op_loop(op, tan)
             elif isinstance(op.prim, C.StackPush):

@@ -28,6 +28,7 @@ from ..ir.nodes import (Var, Const, Op, Func, Region, AdjointOf, defined_ids, le
                         tag_frame, walk_ops)
 from ..ir import control as C
 from .shift import constant_shifts
+from . import recursion
 from ..ops._grad import bprop_getters
 from ..ops.operations import math_ops as M
 from ..ops.operations import array_ops as A
@@ -130,6 +131,9 @@ class _Reverse:
         elif isinstance(op.prim, C.CustomBprop):
             if any(v.id in self.active for v in op.arg_vars()):
                 self.backprop_custom(op, adj)
+        elif isinstance(op.prim, C.RecursiveCall):
+            if any(v.id in self.active for v in op.arg_vars()):
+                recursion.backprop_call(self, op, adj, reverse)
         elif op.prim.differentiable and any(v.id in self.active for v in op.arg_vars()):
             self.backprop_op(op, adj)
 

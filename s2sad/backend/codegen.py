@@ -85,6 +85,15 @@ def _subscript_part(v, render):
     return render(v)
 
 
+def _targets(shape, names, top=True):
+    """Assignment targets of the nested tuple ``shape``, taking names from ``names``."""
+    if not isinstance(shape, tuple):
+        return next(names)
+    parts = [_targets(s, names, False) for s in shape]
+    text = ", ".join(parts) + ("," if len(parts) == 1 else "")
+    return text if top else "(%s)" % text
+
+
 class CodeGen:
     """``release``: delete each top-level temporary after its last read (frees memory)."""
 
@@ -272,6 +281,18 @@ class CodeGen:
                 self.namer.names[o.id] = self.namer.fresh(re.sub(r"_\d+$", "", inside[k]))
             outs.append(self.namer.define(o, op))
         lines.append("%s%s = %s(%s)" % (indent, ", ".join(outs), op.prim.fname, args))
+
+    def st_RecursiveCall(self, op, lines, indent):
+        """``outs = <function>.<mode>(args)``: a generated function of a runtime recursion."""
+        group, mode = op.prim.group, op.prim.mode
+        shape = {"call": group.template, "fwd": (group.template, None),
+                 "jvp": (group.template, group.template)}.get(mode, (None,) * len(op.outs))
+        targets = _targets(shape, iter([self.namer.define(o, op) for o in op.outs]))
+        args = [self.render(a) for a in op.args]
+        if mode == "bwd":
+            args[0] = "*" + args[0]     # the residual tuple the forward returned
+        lines.append("%s%s = %s.%s(%s)" % (indent, targets, self.consts.name(group.runtime),
+                                           mode, ", ".join(args)))
 
     # -------------------------------------------------------------- statements
     def comment(self, op, lines, indent):

@@ -13,6 +13,7 @@ from ..ir.nodes import walk_ops, AdjointOf
 from ..backend.codegen import CodeGen
 from ..backend.outline import outline
 from ..backend.compile import compile_source
+from ..backend.recursion import compile_groups
 from ..ad.reverse import reverse
 from ..ad.forward import forward
 from ..ad.taylor import taylor_objective, Unsupported
@@ -59,6 +60,8 @@ def _finish(ir, t, header, **kw):
         source = gen.function(ir, header=title)
     shown = gen.readable(source)
     callable_ = compile_source(source, ir.name, gen.consts.namespace(), gen.where, shown=shown)
+    # functions a runtime recursion calls, compiled apart, shown after the program
+    shown = "\n\n".join([shown.rstrip("\n")] + compile_groups(ir)) + "\n"
     return Compiled(forward=t.forward, grad_ir=ir, source=shown, executed_source=source,
                     constants=gen.consts, fn=callable_,
                     check=t.builder.guards.compile(), guards=t.builder.guards,

@@ -35,11 +35,12 @@ from .closures import Closures
 from .alias import Aliasing
 from .trees import Trees
 from .writes import ParameterWrites
+from .recursion import Recursion
 from .values import ListVal, FrozenList, TreeVal
 
 
 class Builder(Statements, Expressions, Calls, Loops, ControlFlow, Closures, Aliasing, Trees,
-              ParameterWrites, Emitter):
+              ParameterWrites, Recursion, Emitter):
     """Stages one program's operations into a list of SSA ops."""
 
     def __init__(self, root=None):
@@ -59,6 +60,8 @@ class Builder(Statements, Expressions, Calls, Loops, ControlFlow, Closures, Alia
         self.written = {}          # Parameters assigned so far (see ``ParameterWrites``)
         self.seen_objects = {}     # runtime input Var id -> the object it stood for while tracing
         self.stored_of = {}
+        self.recursion_groups = {} # what a runtime recursion calls (see ``Recursion``)
+        self.active_calls = []     # the user function calls being inlined, as compared there
 
     # ---------------------------------------------------------------- inputs
     def typed_inputs(self, abstract, specs):

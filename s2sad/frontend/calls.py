@@ -39,13 +39,20 @@ class Calls:
     """Mixin of ``Builder``: calls, inlined functions, values met while compiling."""
 
     def call_function(self, fn, args, kwargs=None, loc=None, self_value=None, outline=True,
-                      path=None):
+                      path=None, recurse=True):
         """Inline the Python function ``fn`` applied to abstract ``args``.
 
         ``outline=False``: the call is not given a frame of its own (the
         function differentiated by a gradient taken inside the program);
-        ``path``: where ``fn`` was read from, for guards on what it captured.
+        ``path``: where ``fn`` was read from, for guards on what it captured;
+        ``recurse=False``: inline even a call that recurses to a runtime depth
+        (the body of the function such a call runs, see ``recursion.py``).
         """
+        if recurse:
+            return self.call_user_function(
+                fn, args, kwargs or {}, loc, self_value,
+                lambda a, k: self.call_function(fn, a, k, loc, self_value, outline, path,
+                                                recurse=False))
         self._check_depth(fn, loc)
         info = fence(get_source_info(fn, loc))
         scope = Scope(info, fn, self._bind(fn, args, kwargs or {}, self_value, path, loc), path)
@@ -68,10 +75,12 @@ class Calls:
             fn_name, loc = "'%s'" % self.frame.name, self.frame.loc
         else:
             fn_name = describe(fn)
-        raise CompileError("calls nest deeper than %d levels while inlining %s: calls are "
-                           "inlined while compiling, so recursion must stop after a depth "
-                           "known then (a Python int argument), and at most %d deep"
-                           % (MAX_INLINE_DEPTH, fn_name, MAX_INLINE_DEPTH), loc)
+        raise CompileError("calls nest deeper than %d levels while inlining %s: a recursion "
+                           "whose depth is known while compiling (a Python int argument) is "
+                           "inlined, at most %d deep"
+                           % (MAX_INLINE_DEPTH, fn_name, MAX_INLINE_DEPTH), loc,
+                           hint="write it as a loop, or pass the counter as an array: a "
+                                "recursion whose depth is decided at run time is a real call")
 
     def _bind(self, fn, args, kwargs, self_value, path, loc):
         """``fn``'s parameters bound to the call's abstract arguments, defaults lifted."""

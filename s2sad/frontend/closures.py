@@ -59,7 +59,13 @@ class Closures:
                        for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None}
         return Closure(node, scope, (defaults, kw_defaults), name)
 
-    def call_closure(self, clo, args, kwargs, loc):
+    def call_closure(self, clo, args, kwargs, loc, recurse=True):
+        """Inline the nested function ``clo`` (unless it recurses to a runtime depth:
+        ``recursion.py``)."""
+        if recurse:
+            return self.call_user_function(
+                clo, args, kwargs, loc, None,
+                lambda a, k: self.call_closure(clo, list(a), dict(k), loc, recurse=False))
         node = clo.node
         a = node.args
         if a.kwarg is not None:

@@ -6,6 +6,8 @@ reads (``NewStack``, ``StackPush``, ``StackPop``).  Codegen writes each as the
 Python statement it stands for, so control flow reads back as ``if``/``for``/
 ``while``.
 """
+import types
+
 from .primitive import Primitive
 from .nodes import map_structure
 
@@ -248,3 +250,43 @@ class CallGenerated(ControlOp):
 
     def key(self):
         return (type(self), id(self.func))
+
+
+class RecursionGroup:
+    """A user function whose recursion depth is decided at run time.
+
+    The frontend builds its body once (``func``, over fresh parameters) and
+    each call of it, from outside or from inside itself, is a
+    ``RecursiveCall`` op: a real Python call of a generated function, so the
+    depth is whatever the run makes it.  AD adds the derivative programs
+    (``fwd``/``bwd`` for reverse mode: the forward returns the residuals the
+    backward reads; ``jvp`` for forward mode); the driver compiles each.
+    """
+
+    def __init__(self, name, loc):
+        self.name = name
+        self.loc = loc
+        self.func = None        # the body: params -> result
+        self.template = None    # the result's structure (tuples of leaves)
+        self.fwd = self.bwd = self.jvp = None      # derivative Funcs, made by AD
+        self.maybe_undefined = ()   # fwd residuals only some branch defines
+        self.compiled = {}      # mode -> (source, generated Python function)
+        self.runtime = types.SimpleNamespace()     # what generated code calls: .call, .fwd, ...
+
+
+class RecursiveCall(ControlOp):
+    """``outs = <group>.<mode>(*args)``: a call of a runtime-recursive function.
+
+    ``mode`` ``"call"``: the function itself (args: its runtime arguments then
+    the runtime inputs it reads); ``"fwd"``: the same, returning the residual
+    tuple as last output; ``"bwd"``: ``(residual, *douts)`` -> one gradient
+    per argument; ``"jvp"``: ``(*args, *tangents)`` -> ``(*outs, *t_outs)``.
+    """
+    stateful = True
+
+    def __init__(self, group, mode):
+        super().__init__(callee=group.name, mode=mode)
+        self.group = group
+
+    def key(self):
+        return (type(self), id(self.group), self.mode)

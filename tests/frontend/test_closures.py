@@ -322,10 +322,20 @@ def halve_until_small(x):
     return x
 
 
-def test_recursion_on_a_runtime_condition_is_refused_at_the_users_call():
+def test_recursion_on_a_runtime_condition_runs_at_run_time():
+    x = np.array([0.8, 0.4])        # halved four times: sum 0.075
+    np.testing.assert_allclose(GradOperation()(halve_until_small)(x), [0.0625, 0.0625])
+
+
+def halve_n_times(x, n=300):
+    return halve_n_times(x * 0.5, n - 1) if n > 0 else x
+
+
+def test_recursion_too_deep_while_compiling_is_refused_at_the_users_call():
     with pytest.raises(s2sad.CompileError) as e:
-        GradOperation()(halve_until_small)(X)
+        GradOperation()(halve_n_times)(X)
     text = str(e.value)
     assert text.startswith('File "%s", line' % __file__) and \
-        "return halve_until_small(x * 0.5)" in text, text
-    assert "nest deeper than 200 levels while inlining 'halve_until_small'" in text
+        "return halve_n_times(x * 0.5, n - 1) if n > 0 else x" in text, text
+    assert "nest deeper than 200 levels while inlining 'halve_n_times'" in text
+    assert "write it as a loop" in text
