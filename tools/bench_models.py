@@ -23,7 +23,10 @@ fail the run; a wrong gradient does, exit status 1):
 
 Peers (when installed and named in ``--peers``): PyTorch eager, JAX eager and
 jit, autograd; the NumPy model functions are rebound to ``jax.numpy``,
-``autograd.numpy`` or a small PyTorch namespace.  Peak memory (tracemalloc)
+``autograd.numpy`` or a small PyTorch namespace.  The ``nn`` rows are compared
+with PyTorch's own layers (``conv2d``, ``nn.LSTM``) on the same weights.  JAX
+jit of (k) runs the loop as ``lax.fori_loop``, and JAX eager of (k) is timed on
+one call (about a minute each).  Peak memory (tracemalloc)
 of s2sad's gradient and the hand-written one; cold start (building the
 gradient function and its first call, in a fresh process) for each network;
 the time of ``import s2sad`` in a fresh process.
@@ -216,7 +219,13 @@ def workload_g(R):
     rows = {"s2sad": (s2sad.grad(M.lenet_td, grad_position=wrt), args, None),
             "s2sad_einsum": (s2sad.grad(M.lenet_es, grad_position=wrt), args, None),
             "s2sad_nn": (grad_net, cell_args, to_cell)}
-    return function_workload(R, title, "float32", M.lenet_td, M.lenet_hand, args, wrt, rows)
+    res = function_workload(R, title, "float32", M.lenet_td, M.lenet_hand, args, wrt, rows)
+    if R.has("torch"):   # PyTorch's conv2d beside s2sad's nn.Conv2d
+        res["tools"]["torch_nn"] = _safe(R, "torch_nn", lambda: M.torch_lenet_tool(
+            R, args, M.lenet_hand(*args)))
+        R.flush()
+        ratios(res)
+    return res
 
 
 def workload_h(R):
@@ -368,7 +377,7 @@ def import_time(samples, clock):
 # ================================================================ output
 TARGETS = {  # workload: [(row, over, limit)]
     "g": [("s2sad", "hand", 1.15), ("s2sad_einsum", "hand", 1.15), ("s2sad_nn", "hand", 1.15),
-          ("s2sad", "torch", 1.3), ("s2sad_nn", "torch", 1.3)],
+          ("s2sad", "torch", 1.3), ("s2sad_nn", "torch_nn", 1.3)],
     "h": [("s2sad", "hand", 1.15), ("s2sad_nn", "hand", 1.15), ("s2sad", "torch", 1.0),
           ("s2sad_nn", "torch_nn", 1.0)],
     "i": [("s2sad", "hand", 1.15), ("s2sad", "torch", 1.0)],
@@ -423,8 +432,15 @@ def _parts(results):
 
 
 LABELS = dict(B.TOOL_LABELS, s2sad_einsum="s2sad (einsum)", s2sad_nn="s2sad (nn Cell)",
-              torch_nn="PyTorch nn.LSTM")
+              torch_nn="PyTorch layers")
 COLUMNS = ("hand", "torch", "jax_jit")
+
+
+def _columns(name, r):
+    """The peers a row is divided by: an ``nn`` row by PyTorch's own layers when timed."""
+    if name == "s2sad_nn" and "s2sad_nn/torch_nn" in r:
+        return ("hand", "torch_nn", "jax_jit")
+    return COLUMNS
 
 
 def format_part(res):
@@ -445,7 +461,7 @@ def format_part(res):
         r = res["ratios"]
         rows.append([LABELS.get(name, name), B._ms(t["grad_s"]),
                      B._ms(t["setup_s"]) if "setup_s" in t else "", peak]
-                    + [B._x(r.get("%s/%s" % (name, c))) for c in COLUMNS])
+                    + [B._x(r.get("%s/%s" % (name, c))) for c in _columns(name, r)])
         if "compiles_on_second_call" in t:
             notes.append("%s: first call %s ms, %s generated lines, second call compiled %d "
                          "time(s)" % (LABELS.get(name, name), B._ms(t["first_call_s"]),
@@ -467,11 +483,8 @@ def summary_table(results):
     for key, res in _parts(results).items():
         for name in [n for n in res["tools"] if n.startswith("s2sad")]:
             r = res["ratios"]
-            torch_key = "torch_nn" if name == "s2sad_nn" and "%s/torch_nn" % name in r \
-                else "torch"
             rows.append(["%s %s" % (key, LABELS.get(name, name))]
-                        + [B._x(r.get("%s/%s" % (name, c))) for c in ("hand", torch_key,
-                                                                       "jax_jit")]
+                        + [B._x(r.get("%s/%s" % (name, c))) for c in _columns(name, r)]
                         + [B._x(r.get("%s peak/hand peak" % name))])
     return "Summary (ratios: below 1 means s2sad is faster or smaller)\n" + B._table(head, rows)
 

@@ -184,6 +184,29 @@ def lenet_cell(args):
     return net, grad, (x, args[11]), to_cell
 
 
+def torch_lenet_tool(R, args, ref):
+    """PyTorch's own layers (``conv2d`` with its oneDNN kernels, ``avg_pool2d``) on the
+    same weights, NCHW, gradient w.r.t. the 10 weights."""
+    torch = R.peers["torch"].mod
+    F = torch.nn.functional
+    w = [torch.from_numpy(np.ascontiguousarray(a.transpose(3, 2, 0, 1)) if a.ndim == 4 else a)
+         for a in args[:10]]
+    x = torch.from_numpy(np.ascontiguousarray(args[10].transpose(0, 3, 1, 2)))
+    Y = torch.from_numpy(args[11])
+
+    def grad(*ws):
+        ws = [a.detach().requires_grad_(True) for a in ws]
+        C1, c1, C2, c2, W3, b3, W4, b4, W5, b5 = ws
+        p1 = F.avg_pool2d(torch.tanh(F.conv2d(x, C1, c1)), 2)
+        p2 = F.avg_pool2d(torch.tanh(F.conv2d(p1, C2, c2)), 2)
+        h3 = torch.tanh(p2.permute(0, 2, 3, 1).reshape(x.shape[0], -1) @ W3 + b3)
+        z = torch.tanh(h3 @ W4 + b4) @ W5 + b5
+        loss = -(Y * torch.log_softmax(z, dim=1)).sum() / x.shape[0]
+        return torch.autograd.grad(loss, ws)
+    ref = tuple(g.transpose(3, 2, 0, 1) if g.ndim == 4 else g for g in ref)
+    return R.tool("torch_nn", grad, tuple(w), ref, "float32")
+
+
 # ====================================================================== (h) LSTM
 def lstm(W, U, b, xs, h0, c0):
     """Final hidden state's squared norm; gates (input, forget, cell, output) by slicing."""
