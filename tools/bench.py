@@ -285,20 +285,21 @@ def s2sad_call(grad_fn, args):
     return result, first, s1 - s0, c1 - c0, c2 - c1, entry
 
 
-def s2sad_tool(R, grad_fn, args, ref, dtype, **kwargs):
+def s2sad_tool(R, grad_fn, args, ref, dtype, name="s2sad", **kwargs):
     """``R.tool`` for an s2sad gradient function, after its compiling first call and a
-    second call that must not compile; an error is recorded (and fails the run)."""
+    second call that must not compile; an error is recorded (and fails the run) with
+    its first and last lines (where a CompileError says what went wrong)."""
     try:
         _, first_s, compile_s, compiles, recompiles, entry = s2sad_call(grad_fn, args)
     except Exception as e:
-        msg = "error: %s: %s" % (type(e).__name__, str(e).strip().splitlines()[0][:300]
-                                 if str(e).strip() else "")
-        R.mismatches.append("s2sad: " + msg)
+        lines = str(e).strip().splitlines()
+        msg = "error: %s: %s" % (type(e).__name__, " / ".join(lines[:1] + lines[1:][-1:])[:400])
+        R.mismatches.append("%s: %s" % (name, msg))
         return {"status": msg, "grad_matches": False}
     extra = {"first_call_s": first_s, "compile_s": compile_s,
              "compiles_on_first_call": compiles, "compiles_on_second_call": recompiles,
              "generated_lines": count_lines(entry.source) if entry is not None else None}
-    return R.tool("s2sad", grad_fn, args, ref, dtype, setup_s=compile_s,
+    return R.tool(name, grad_fn, args, ref, dtype, setup_s=compile_s,
                   setup_what="compile (first call)", extra=extra, **kwargs)
 
 
