@@ -26,7 +26,8 @@ class FastPath:
     A Tensor is passed as its array, and its gradient comes back a Tensor.
     """
 
-    __slots__ = ("types", "arrays_only", "flags", "generation", "entry", "which", "check")
+    __slots__ = ("types", "arrays_only", "flags", "generation", "entry", "which", "check",
+                 "fit_array", "fit_any")
 
     @staticmethod
     def make(gf, args, with_value=False):
@@ -48,6 +49,11 @@ class FastPath:
         fast.entry = entry
         fast.check = entry.check
         fast.which = gf._which_inputs()
+        # a complex argument given to code compiled for real ones fails to fit
+        # (``UnfitInput``): the caller then takes the general path, which compiles for it
+        complex_ = getattr(entry, "complex", False)
+        fast.fit_array = _array_grad_complex if complex_ else _array_grad
+        fast.fit_any = _grad_like_complex if complex_ else _grad_like
         return fast
 
     def matches(self, gf, args):
@@ -68,10 +74,10 @@ class FastPath:
         gf.last = entry
         if self.arrays_only:
             grads = entry.fn(*args)
-            like = _array_grad
+            like = self.fit_array
         else:
             grads = entry.fn(*_arrays_of(args))
-            like = _grad_like
+            like = self.fit_any
         if self.which == "first":
             return like(grads[0], args[0])
         return tuple(map(like, grads[:entry.n_flat], args))
@@ -107,10 +113,10 @@ class PackedFastPath:
         gf.last = entry
         if self.inner.arrays_only:
             out = entry.fn(*sel, *others)
-            like = _array_grad
+            like = self.inner.fit_array
         else:
             out = entry.fn(*_arrays_of(sel + others))
-            like = _grad_like
+            like = self.inner.fit_any
         if self.with_value:
             value, grads = out
             return wrap_out(value, entry.tensor_out), tuple(map(like, grads[:self.nsel], sel))
@@ -119,6 +125,20 @@ class PackedFastPath:
 
 def _arrays_of(args):
     return [a._data if type(a) is Tensor else a for a in args]
+
+
+def _grad_like_complex(g, like):
+    """``_grad_like`` for code compiled for complex inputs."""
+    if type(like) is _ndarray:
+        return _array_grad_complex(g, like)
+    return _grad_like(g, like)
+
+
+def _array_grad_complex(g, like):
+    """``_array_grad`` for code compiled for complex inputs: a complex gradient fits."""
+    if type(g) is _ndarray and g.shape == like.shape and g.dtype == like.dtype:
+        return g
+    return wrap_like(check_grad_shape(g, like, "an input"), like, True)
 
 
 def _grad_like(g, like):

@@ -106,7 +106,10 @@ class _SelectedGrad(GradFunction):
         try:
             fast = self._fast_packed
             if fast is not None and fast.matches(self, sel, rest):
-                return fast.run(self, sel, rest[0])
+                try:
+                    return fast.run(self, sel, rest[0])
+                except TypeError:
+                    pass    # a complex argument met real code: compile for it (or say why)
             if self.head_gradient is not None:
                 return self._two_passes(sel, rest)
             return self._call_selected(sel, rest)
@@ -201,7 +204,8 @@ def _mode(positions, weights):
 # compiling and the function it returns is inlined, instead of this factory.
 @constexpr
 def grad(fn: Callable[..., Any], grad_position: GradPosition = 0, weights: Weights = None,
-         has_aux: bool = False, return_ids: bool = False) -> Callable[..., Any]:
+         has_aux: bool = False, return_ids: bool = False,
+         holomorphic: bool = False) -> Callable[..., Any]:
     """The gradient function of ``fn`` (MindSpore 2.x ``mindspore.grad``).
 
     - ``grad_position``: an int gives that input's gradient bare, a tuple a
@@ -217,6 +221,11 @@ def grad(fn: Callable[..., Any], grad_position: GradPosition = 0, weights: Weigh
       ``(position, gradient)`` or ``(parameter name, gradient)``, in the same
       structure; ``get_grad`` picks one out.
 
+    - ``holomorphic``: ``fn`` is holomorphic in its complex inputs and the
+      gradient is its complex derivative ``f'(z)``; without it a function of
+      complex inputs must return real values, and its gradient is
+      ``df/dx - 1j df/dy`` (JAX's convention, docs/numpy-coverage.md).
+
     Non-scalar outputs get a sens of ones, as ``GradOperation``.  The returned
     function can itself be differentiated, to any order:
     ``grad(grad(f))(x)`` is the second derivative.
@@ -229,6 +238,10 @@ def grad(fn: Callable[..., Any], grad_position: GradPosition = 0, weights: Weigh
         return memoized(("grad-ids", fn, positions, single, _weights_key(weights), has_aux),
                         lambda: _with_ids(grad(fn, grad_position, weights, has_aux),
                                           positions, single, weights, has_aux, False))
+    if holomorphic:
+        return memoized(("grad-holomorphic", fn, positions, single, _weights_key(weights),
+                         has_aux),
+                        lambda: _make_grad(fn, positions, single, weights, has_aux, False, True))
     chain = getattr(fn, "__s2sad_first_grad_of__", None)
     if chain is not None and positions == (0,) and single and weights is None and not has_aux:
         base, order = chain
@@ -276,13 +289,13 @@ def _inspectable_chain(wrapper, gf):
 @constexpr
 def value_and_grad(fn: Callable[..., Any], grad_position: GradPosition = 0,
                    weights: Weights = None, has_aux: bool = False,
-                   return_ids: bool = False) -> Callable[..., Any]:
+                   return_ids: bool = False, holomorphic: bool = False) -> Callable[..., Any]:
     """Like ``grad`` but returns ``(value, gradients)``; ``value`` is ``fn``'s full output.
 
     With ``has_aux`` only the first output is differentiated.  The value
     comes from a forward run of ``fn`` besides the gradient's own, so an
     ``fn`` drawing random numbers sees different draws in each.
-    ``return_ids`` pairs each gradient with its id, as in ``grad``.
+    ``return_ids`` pairs each gradient with its id, and ``holomorphic`` is, as in ``grad``.
     """
     check_has_aux(has_aux)
     if grad_position is None and weights is None:
@@ -294,14 +307,15 @@ def value_and_grad(fn: Callable[..., Any], grad_position: GradPosition = 0,
                          has_aux),
                         lambda: _with_ids(value_and_grad(fn, grad_position, weights, has_aux),
                                           positions, single, weights, has_aux, True))
-    key = ("value_and_grad", fn, positions, single, _weights_key(weights), has_aux)
-    return memoized(key, lambda: _make_grad(fn, positions, single, weights, has_aux, True))
+    key = ("value_and_grad", fn, positions, single, _weights_key(weights), has_aux, holomorphic)
+    return memoized(key, lambda: _make_grad(fn, positions, single, weights, has_aux, True,
+                                            holomorphic))
 
 
 value_and_grad.__s2sad_takes_inputs_whole__ = True
 
 
-def _make_grad(fn, positions, single, weights, has_aux, with_value):
+def _make_grad(fn, positions, single, weights, has_aux, with_value, holomorphic=False):
     if not callable(fn):
         raise TypeError("'fn' must be a function or a Cell, but got %s" % type(fn).__name__)
     mode = _mode(positions, weights)
@@ -311,6 +325,7 @@ def _make_grad(fn, positions, single, weights, has_aux, with_value):
                                     with_value=True)
     else:
         gf = selected_grad_function(fn, has_aux, weights, positions, mode, single=single)
+    gf.holomorphic = holomorphic
     aux_outputs = aux_outputs_of["value_and_grad" if with_value else "grad"]
 
     def tree_grad(args, inspect_only=False):

@@ -78,6 +78,10 @@ def as_function(grad_fn):
 class GradFunction:
     """The callable ``GradOperation(...)(fn)`` returns; compiles on first call."""
 
+    #: ``grad(fn, holomorphic=True)``: a complex output is differentiated as a
+    #: holomorphic function's (its complex derivative), not refused
+    holomorphic = False
+
     def __s2sad_stage__(self, builder, args, kwargs, loc, path):
         """Called inside differentiated code: the frontend stages it (higher order)."""
         return stage_gradient(builder, self, args, kwargs, loc, path)
@@ -190,7 +194,7 @@ class GradFunction:
                sens_spec, which, paths,
                tuple(id(w) for w, p in zip(self._weights, paths) if p is None),
                self._order is not None and G.current_options().taylor,
-               self.with_value, self.head_only)
+               self.with_value, self.head_only, self.holomorphic)
         entry = G.cache.get(key, self.root, self.fn)
         if entry is None:
             with G.cache.lock():
@@ -217,7 +221,8 @@ class GradFunction:
                 return entry
         return G.compile_grad(self.fn, self.root, inputs, specs, self._weights, paths,
                               sens_spec=sens_spec, sens_value=sens, inputs=which,
-                              return_value=self.with_value, head_only=self.head_only)
+                              return_value=self.with_value, head_only=self.head_only,
+                              holomorphic=self.holomorphic)
 
     def _paths(self):
         """The weights' attribute paths in the Cell, searched again only when they moved.
@@ -254,7 +259,10 @@ class GradFunction:
         try:
             fast = self._fast
             if fast is not None and fast.matches(self, args):
-                return fast.run(self, args)
+                try:
+                    return fast.run(self, args)
+                except TypeError:
+                    pass    # a complex argument met real code: compile for it (or say why)
             return self._general(args)
         except UnfitInput as err:
             sens = args[-1] if self.grad_op.sens_param and args else None
@@ -287,9 +295,13 @@ class GradFunction:
             specs = tuple(map(G.arg_spec, inputs))
         if self.grad_op.sens_param:
             sens_spec = G.arg_spec(sens)
-        refuse_complex(inputs)
+        refuse_complex(inputs, python_only=True)
+        complex_in = any(map(G.is_complex_spec, specs))
         if sens is not None:
-            refuse_complex([sens])
+            refuse_complex([sens], python_only=complex_in)
+        if self.holomorphic and not complex_in:
+            raise TypeError("grad with holomorphic=True needs complex inputs (a complex NumPy "
+                            "array or scalar); for real inputs leave holomorphic out")
         if not self.grad_op.get_by_list and self._check_constants(inputs, specs):
             # no input gets a gradient: nothing to compile
             return (self.eager_value(inputs), ()) if self.with_value else ()
@@ -333,10 +345,10 @@ class GradFunction:
         n_in = entry.n_flat
         which = self._which_inputs()
         if arrays and which != "none":
-            input_grads = tuple(wrap_like(check_grad_shape(g, v, "an input"), v)
+            input_grads = tuple(wrap_like(check_grad_shape(g, v, "an input"), v, entry.complex)
                                 for g, v in zip(grads[:n_in], inputs))
         else:
-            input_grads = regroup(inputs, specs, grads[:n_in], which)
+            input_grads = regroup(inputs, specs, grads[:n_in], which, entry.complex)
         weight_grads = []
         for g, w in zip(grads[n_in:], self._weights):
             check_grad_shape(g, w, "Parameter '%s'" % w.name)

@@ -17,18 +17,21 @@ from .. import driver as G
 from ..tensor import Tensor, _wrap as _tensor_of
 
 
-def wrap_like(grad, like):
+def wrap_like(grad, like, complex_ok=False):
     """Give a gradient the type and dtype of the input it belongs to.
 
     A cast that would change a value (a fractional gradient of an integer
-    input, a complex input) raises ``UnfitInput`` instead.
+    input) raises ``UnfitInput`` instead.  ``complex_ok``: the gradient was
+    compiled for complex inputs, so a real input takes the real part of a
+    complex gradient (JAX's convention); code compiled for real inputs
+    refuses complex values (its rules were not chosen for them).
     """
     if isinstance(like, Tensor):
         return _tensor_of(_cast_exact(grad, like._data.dtype, like))
     if isinstance(like, np.ndarray):
-        return _cast_exact(grad, like.dtype, like)
+        return _cast_exact(grad, like.dtype, like, complex_ok)
     if isinstance(like, np.generic):
-        return type(like)(_cast_exact(grad, like.dtype, like))
+        return type(like)(_cast_exact(grad, like.dtype, like, complex_ok))
     if isinstance(like, G.Mutable):
         inner = like.value
         if isinstance(inner, (tuple, list)):
@@ -54,11 +57,13 @@ class UnfitInput(TypeError):
         self.problem = problem
 
 
-_COMPLEX = ("%s is complex (%s): s2sad does not differentiate complex values yet; "
-            "pass the real and imaginary parts as two real inputs")
+_COMPLEX = ("%s is complex (%s), and s2sad differentiates complex values only when they "
+            "are NumPy arrays or scalars passed as inputs (not Tensors, not values made "
+            "complex inside a program of real inputs); pass the complex value as an input "
+            "array, or the real and imaginary parts as two real inputs")
 
 
-def _cast_exact(grad, dtype, like):
+def _cast_exact(grad, dtype, like, complex_ok=False):
     """``grad`` as ``dtype``, unless the cast would change a value.
 
     A float gradient of an integer or bool input is kept when every element
@@ -67,7 +72,10 @@ def _cast_exact(grad, dtype, like):
     """
     g = np.asarray(grad)
     if dtype.kind == "c" or g.dtype.kind == "c":
-        raise UnfitInput(like, _COMPLEX % ("%s", dtype if dtype.kind == "c" else g.dtype))
+        if not complex_ok:
+            raise UnfitInput(like, _COMPLEX % ("%s", dtype if dtype.kind == "c" else g.dtype))
+        if dtype.kind != "c":
+            g = g.real      # a real input's gradient: the real part (JAX's convention)
     if g.dtype == dtype:
         return g
     out = g.astype(dtype)
@@ -85,19 +93,22 @@ def _truncation_message(g, dtype):
             % (dtype, float(example), dtype))
 
 
-def refuse_complex(values, in_mutable=False):
+def refuse_complex(values, in_mutable=False, python_only=False):
     """Raise ``UnfitInput`` if a runtime leaf of ``values`` is complex.
 
-    Checked on the general path of each call (compiled code does not depend
-    on dtypes); a Python ``complex`` is a constant unless wrapped in ``mutable``.
+    Checked on the general path of the APIs that have no complex mode; a
+    Python ``complex`` is a constant unless wrapped in ``mutable``.
+    ``python_only``: complex NumPy arrays and scalars are accepted (the
+    gradient APIs compile for them); Tensors and ``mutable`` values are not.
     """
     for v in values:
         data = getattr(v, "_data", v)
         if isinstance(data, G.Mutable):
-            refuse_complex([data.value], True)
+            refuse_complex([data.value], True, python_only)
         elif isinstance(data, (tuple, list)):
-            refuse_complex(data, in_mutable)
+            refuse_complex(data, in_mutable, python_only)
         elif isinstance(data, (np.ndarray, np.generic)) and data.dtype.kind == "c" \
+                and (not python_only or in_mutable or isinstance(v, Tensor)) \
                 or in_mutable and isinstance(data, complex):
             raise UnfitInput(v, _COMPLEX % ("%s", np.asarray(data).dtype))
 
@@ -167,11 +178,12 @@ def check_grad_shape(grad, like, what):
     return grad
 
 
-def regroup(values, specs, flat_grads, which="all"):
+def regroup(values, specs, flat_grads, which="all", complex_ok=False):
     """Rebuild per-argument gradient structures from the flat list.
 
     ``which`` matches the compile: ``"first"`` regroups only the first
-    argument with runtime leaves, ``"none"`` nothing.
+    argument with runtime leaves, ``"none"`` nothing; ``complex_ok`` as
+    ``wrap_like``'s.
     """
     if which == "none":
         return ()
@@ -179,13 +191,13 @@ def regroup(values, specs, flat_grads, which="all"):
     out = []
     for v, s in zip(values, specs):
         if G.has_runtime_leaves(s):
-            out.append(_build(it, v, s))
+            out.append(_build(it, v, s, complex_ok))
             if which == "first":
                 break
     return tuple(out)
 
 
-def _build(it, value, spec):
+def _build(it, value, spec, complex_ok=False):
     # a module-level function, not a closure: a recursive closure is a reference
     # cycle, which would keep the gradients alive until the next collection
     kind = spec[0]
@@ -195,12 +207,12 @@ def _build(it, value, spec):
                 and g.dtype == value.dtype:
             return g            # the common case, without the general checks' calls
         check_grad_shape(g, value, "an input")
-        return wrap_like(g, value)
+        return wrap_like(g, value, complex_ok)
     if kind == "mutable":
         inner = value.value
         if isinstance(inner, (tuple, list)):
             return tuple(wrap_like(next(it), v) for v in inner)
         return wrap_like(next(it), value)
     if kind in ("tuple", "list"):
-        return tuple(_build(it, v, s) for v, s in zip(value, spec[1:]))
+        return tuple(_build(it, v, s, complex_ok) for v, s in zip(value, spec[1:]))
     return None

@@ -75,14 +75,15 @@ def _named_after(api_fn, fn):
 
 
 def jacfwd(fn: Callable[..., Any], grad_position: Positions = 0,
-           has_aux: bool = False) -> Callable[..., Any]:
+           has_aux: bool = False, holomorphic: bool = False) -> Callable[..., Any]:
     """The Jacobian function of ``fn`` by forward mode, one ``jvp`` per input element.
 
     Each Jacobian has shape ``out.shape + input.shape``; for several outputs
     or positions the result nests as outputs, then positions.  With
     ``has_aux`` only the first output is differentiated and the result is
     ``(jacobian, aux)``.  Cheaper than ``jacrev`` when inputs are smaller
-    than outputs.
+    than outputs.  ``holomorphic``: complex inputs, and the Jacobian of
+    complex derivatives of a holomorphic ``fn``.
     """
     check_has_aux(has_aux)
     positions, single = normalize_positions(grad_position, "jacfwd")
@@ -91,7 +92,7 @@ def jacfwd(fn: Callable[..., Any], grad_position: Positions = 0,
         if has_trees(args):
             return _tree_jacobian(jacfwd, fn, positions, single, has_aux, args, fn(*args))
         _check_jac_args(args, positions, "jacfwd")
-        refuse_complex_inputs(fn, args, "jacfwd")
+        _check_complex(fn, args, positions, holomorphic, "jacfwd")
         try:
             entry, root, specs = jvp_compiled(fn, args)
         except TreeOutput:      # a dict output: its leaves through a flat function
@@ -150,14 +151,14 @@ def jacfwd(fn: Callable[..., Any], grad_position: Positions = 0,
 
 
 def jacrev(fn: Callable[..., Any], grad_position: Positions = 0,
-           has_aux: bool = False) -> Callable[..., Any]:
+           has_aux: bool = False, holomorphic: bool = False) -> Callable[..., Any]:
     """The Jacobian function of ``fn`` by reverse mode, one ``vjp`` per output element.
 
     Each Jacobian has shape ``out.shape + input.shape``; for several outputs
     or positions the result nests as outputs, then positions.  With
     ``has_aux`` only the first output is differentiated and the result is
     ``(jacobian, aux)``.  Cheaper than ``jacfwd`` when outputs are smaller
-    than inputs (one row per output element).
+    than inputs (one row per output element).  ``holomorphic`` as ``jacfwd``'s.
     """
     check_has_aux(has_aux)
     positions, single = normalize_positions(grad_position, "jacrev")
@@ -167,6 +168,7 @@ def jacrev(fn: Callable[..., Any], grad_position: Positions = 0,
         if has_trees(args):
             return _tree_jacobian(jacrev, fn, positions, single, has_aux, args, fn(*args))
         _check_jac_args(args, positions, "jacrev")
+        _check_complex(fn, args, positions, holomorphic, "jacrev")
         out = fn(*args)
         if has_aux:
             check_aux_output(out, "jacrev")
@@ -206,6 +208,28 @@ def jacrev(fn: Callable[..., Any], grad_position: Positions = 0,
     jacrev_fn.__s2sad_stage__ = _staged("rev", fn, positions, single, has_aux)
     _named_after(jacrev_fn, fn)
     return jacrev_fn
+
+
+def _check_complex(fn, args, positions, holomorphic, api):
+    """JAX's rule: a Jacobian of complex inputs is for holomorphic functions, said so.
+
+    Without ``holomorphic`` a complex input is refused (a real-valued
+    function's gradient is ``grad``'s; other functions of complex inputs have
+    no complex Jacobian); with it each differentiated input must be complex.
+    """
+    refuse_complex_inputs(fn, args, api, python_only=True)     # Tensors, mutables
+    for p in positions:
+        if p >= len(args):
+            continue
+        is_complex = np.iscomplexobj(raw(args[p]))
+        if is_complex and not holomorphic:
+            raise TypeError(
+                "For '%s', the input at position %d is complex: pass holomorphic=True for the "
+                "complex Jacobian of a holomorphic function, or use grad (a real-valued "
+                "function) or vjp/jvp (any function) for complex inputs" % (api, p))
+        if holomorphic and not is_complex:
+            raise TypeError("For '%s', holomorphic=True needs complex inputs, but the input "
+                            "at position %d is %s" % (api, p, np.asarray(raw(args[p])).dtype))
 
 
 def hessian(fn: Callable[..., Any], grad_position: Positions = 0) -> Callable[..., Any]:

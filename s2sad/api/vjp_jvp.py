@@ -111,8 +111,10 @@ def jvp_compiled(fn, inputs, v=None):
 
 
 def _jvp_raw(fn, inputs, v):
-    refuse_complex_inputs(fn, inputs, "jvp")
-    refuse_complex_inputs(fn, v, "jvp", "the tangent")
+    refuse_complex_inputs(fn, inputs, "jvp", python_only=True)
+    # complex tangents need the program compiled for complex inputs
+    refuse_complex_inputs(fn, v, "jvp", "the tangent",
+                          python_only=any(np.iscomplexobj(a) for a in inputs))
     entry, root, specs = jvp_compiled(fn, inputs, v)
     tangents = []
     for i, (a, t, s) in enumerate(zip(inputs, v, specs)):
@@ -152,10 +154,11 @@ def _tree_jvp(fn, inputs, v):
     return T.rebuild_output(out, t_out)
 
 
-def refuse_complex_inputs(fn, values, api, what=None):
-    """A TypeError naming the argument when one of ``values`` holds a complex leaf."""
+def refuse_complex_inputs(fn, values, api, what=None, python_only=False):
+    """A TypeError naming the argument when one of ``values`` holds a complex leaf
+    (``python_only``: a complex Tensor or ``mutable`` value, as ``refuse_complex``)."""
     try:
-        refuse_complex(values)
+        refuse_complex(values, python_only=python_only)
     except UnfitInput as err:
         named = name_input(err, values, None if what else user_param_names(fn),
                            noun=what or "the input")

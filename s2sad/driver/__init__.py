@@ -8,7 +8,7 @@ code.  The API layer reads the driver through this package's names
 so a test or a benchmark may wrap a compile function here for every caller.
 """
 from .specs import (Mutable, mutable, ARRAY_SPEC, arg_spec,  # noqa: F401
-                    has_runtime_leaves, flatten_runtime)
+                    has_runtime_leaves, flatten_runtime, is_complex_spec)
 from .compile import compile_grad, compile_nested, compile_jvp, compile_forward  # noqa: F401
 from .caches import GradCache, RecompileWarning, cache, clear_caches, register_cache  # noqa: F401
 # the API reads the options in force through the driver's names (``G.current_options``)

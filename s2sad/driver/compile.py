@@ -9,7 +9,9 @@ import functools
 import gc
 
 from ..ir import Var, Const, leaves
-from ..ir.nodes import walk_ops, AdjointOf
+from ..ir.nodes import walk_ops, AdjointOf, Op
+from ..ops.operations import elementwise_ops as E
+from ..ir.primitive import complex_mode, compiling_complex
 from ..backend.codegen import CodeGen
 from ..backend.outline import outline
 from ..backend.compile import compile_source
@@ -22,7 +24,7 @@ from ..frontend.guards import FN
 from ..opt import pipeline
 from ..opt.pipeline import current as current_options
 from ..saved_graphs import saving_graphs
-from .specs import check_aux_structure, has_runtime_leaves
+from .specs import check_aux_structure, has_runtime_leaves, is_complex_spec
 from .tracing import trace, display_path
 
 
@@ -66,7 +68,7 @@ def _finish(ir, t, header, **kw):
                     constants=gen.consts, fn=callable_,
                     check=t.builder.guards.compile(), guards=t.builder.guards,
                     inputs=t.builder.inputs, result_structure=t.result, info=t.info,
-                    hints=t.hints, display=t.display, **kw)
+                    hints=t.hints, display=t.display, complex=complex_mode(), **kw)
 
 
 def _keep_result_names(ir, names):
@@ -111,9 +113,22 @@ def _without_gc(compile_fn):
     return run
 
 
+def _complex_aware(compile_fn):
+    """Compile in complex mode when an argument is complex (its spec says so), or when
+    an enclosing compile is (a gradient staged inside a complex program's)."""
+    @functools.wraps(compile_fn)
+    def run(fn, root, args, specs, *rest, **kwargs):
+        on = complex_mode() or any(map(is_complex_spec, specs))
+        with compiling_complex(on):
+            return compile_fn(fn, root, args, specs, *rest, **kwargs)
+    return run
+
+
+@_complex_aware
 @_without_gc
 def compile_grad(fn, root, args, specs, weights, weight_paths, sens_spec=None,
-                 sens_value=None, return_value=False, inputs="all", head_only=False):
+                 sens_value=None, return_value=False, inputs="all", head_only=False,
+                 holomorphic=False):
     """Trace, differentiate in reverse mode, simplify and compile.
 
     ``inputs`` says which inputs get gradients: ``"all"``, ``"first"`` (the
@@ -121,11 +136,14 @@ def compile_grad(fn, root, args, specs, weights, weight_paths, sens_spec=None,
     caller will return is computed.  ``return_value``: the compiled function
     returns ``(value, gradients)``, the forward run once for both;
     ``head_only``: the output is ``(objective, aux...)`` and only the
-    objective is differentiated (``has_aux``).
+    objective is differentiated (``has_aux``); ``holomorphic``: a program with
+    complex inputs may have a complex output (else it is checked to be real).
     """
     t = trace(fn, root, args, specs, weights, weight_paths)
     if head_only:
         check_aux_structure(t.result)
+    if complex_mode() and not holomorphic and sens_spec is None:
+        _check_real_output(t.forward, head_only)
     sens = None
     if sens_spec is not None:
         sens = _sens_structure(t.result, sens_spec, sens_value, t.info, t.builder.inert)
@@ -137,6 +155,7 @@ def compile_grad(fn, root, args, specs, weights, weight_paths, sens_spec=None,
                    weights=list(weights))
 
 
+@_complex_aware
 @_without_gc
 def compile_nested(fn, root, args, specs, order, origin=(FN,)):
     """``GradOperation()`` applied ``order`` times to ``fn``, in Taylor mode.
@@ -146,7 +165,7 @@ def compile_nested(fn, root, args, specs, order, origin=(FN,)):
     """
     t = trace(fn, root, args, specs, origin=origin)
     wrt = select_inputs(t.abstract, "first")
-    if len(wrt) != 1:
+    if len(wrt) != 1 or complex_mode():     # no complex Taylor rules: nested reverse mode
         return None
     try:
         objective = taylor_objective(t.forward, wrt[0], order)
@@ -159,6 +178,7 @@ def compile_nested(fn, root, args, specs, order, origin=(FN,)):
     return _finish(ir, t, "s2sad: order-%d gradient" % order, n_flat=1, weights=[])
 
 
+@_complex_aware
 @_without_gc
 def compile_jvp(fn, root, args, specs):
     """Trace and differentiate in forward mode w.r.t. every runtime input leaf.
@@ -172,6 +192,7 @@ def compile_jvp(fn, root, args, specs):
                    n_flat=len(t.flat_inputs))
 
 
+@_complex_aware
 @_without_gc
 def compile_forward(fn, root, args, specs):
     """Trace, simplify and compile the forward program itself (no derivative).
@@ -182,6 +203,24 @@ def compile_forward(fn, root, args, specs):
     t = trace(fn, root, args, specs)
     ir = pipeline.run(pipeline.SIMPLIFY, t.forward)
     return _finish(ir, t, "s2sad: compiled forward", n_flat=len(t.flat_inputs))
+
+
+def _check_real_output(forward, head_only):
+    """Make ``forward`` check at run time that its differentiated output is real
+    (JAX's rule: ``grad`` of a complex output needs ``holomorphic=True``)."""
+    def checked(v):
+        if not isinstance(v, Var):
+            return v
+        out = Var(v.hint)
+        forward.body.append(Op(E.RealOutput(), [v], [out], loc=forward.loc))
+        return out
+    result = forward.result
+    if head_only and isinstance(result, tuple):
+        forward.result = (checked(result[0]),) + result[1:]
+    elif isinstance(result, tuple):
+        forward.result = tuple(checked(v) for v in result)
+    else:
+        forward.result = checked(result)
 
 
 def select_inputs(abstract, which):

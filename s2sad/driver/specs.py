@@ -29,9 +29,18 @@ def mutable(value):
 # ---------------------------------------------------------------- arguments
 ARRAY_SPEC = ("array",)
 _TENSOR_SPEC = ("tensor",)
+# a complex array compiles apart: rules with a complex form of their own
+# (``np.abs``, ``np.real``...) emit other code for it
+COMPLEX_ARRAY_SPEC = ("array", "complex")
+
+
+def _array_spec(v):
+    return COMPLEX_ARRAY_SPEC if v.dtype.kind == "c" else ARRAY_SPEC
+
+
 # exact type -> spec builder, filled as types are met: called on every
 # argument of every call, so the common types skip the isinstance chain
-_SPEC_BY_TYPE = {np.ndarray: lambda v: ARRAY_SPEC}
+_SPEC_BY_TYPE = {np.ndarray: _array_spec}
 
 
 def arg_spec(value):
@@ -66,8 +75,8 @@ def _arg_spec_slow(value):
         _SPEC_BY_TYPE[t] = lambda v: _TENSOR_SPEC
         return _TENSOR_SPEC
     if isinstance(value, np.ndarray):
-        _SPEC_BY_TYPE[t] = lambda v: ARRAY_SPEC
-        return ARRAY_SPEC
+        _SPEC_BY_TYPE[t] = _array_spec
+        return _array_spec(value)
     if isinstance(value, np.generic):
         spec = ("npscalar", t)
         _SPEC_BY_TYPE[t] = lambda v: spec
@@ -81,6 +90,18 @@ def _arg_spec_slow(value):
     if isinstance(value, (tuple, list)):
         return (type(value).__name__,) + tuple(arg_spec(v) for v in value)
     return _const_spec(value)
+
+
+def is_complex_spec(spec):
+    """Whether an argument with this spec holds a complex array or NumPy scalar."""
+    if spec is None:
+        return False
+    if spec is COMPLEX_ARRAY_SPEC or spec[0] == "npscalar" and issubclass(
+            spec[1], np.complexfloating):
+        return True
+    if spec[0] in ("tuple", "list"):
+        return any(is_complex_spec(s) for s in spec[1:])
+    return False
 
 
 def is_differentiable_spec(spec):

@@ -19,6 +19,8 @@ from ..frontend.guards import FN
 from ..frontend.trees import check_result
 from ..compat import signature
 from ..ops.primitive import Primitive
+from ..ir.primitive import complex_mode
+from ..errors import CompileError
 from ..opt import pipeline
 from .specs import abstract_args, scalar_inputs
 
@@ -108,6 +110,8 @@ def trace(fn, root, args, specs, weights=(), weight_paths=(), origin=(FN,)):
     qualname = display.replace(".", "_").replace("<", "").replace(">", "")
     if keyword.iskeyword(qualname):     # an unnamed lambda's compiled forward: ``lambda_``
         qualname += "_"
+    if complex_mode():
+        _check_complex(builder.ops)
     params = flat_inputs + [e[0] for e in builder.inputs.entries]
     forward = pipeline.run(pipeline.TRACE, Func(qualname, params, builder.ops, result,
                                                 info.loc(info.tree)))
@@ -116,6 +120,28 @@ def trace(fn, root, args, specs, weights=(), weight_paths=(), origin=(FN,)):
                  weight_vars=weight_vars, builder=builder, info=info, qualname=qualname,
                  display=display, hints=hints, result=result,
                  gradients=getattr(fn, "__s2sad_gradients__", 0))
+
+
+def _check_complex(ops):
+    """Refuse, at the user's line, a primitive whose rules do not hold for complex values.
+
+    Checked on the whole program whatever reaches it (the IR has no dtypes):
+    a wrong gradient is worse than asking to split a value into real parts.
+    """
+    for op in walk_ops(ops):
+        prim = op.prim
+        if prim.differentiable and not prim.complex_ok:
+            raise CompileError(
+                "'%s' has no complex rule in s2sad, and this program has complex inputs"
+                % _shown_name(op), op.loc,
+                hint="differentiate it with real inputs (the real and imaginary parts "
+                     "as two arrays), or use the operations listed under \"Complex "
+                     "numbers\" in docs/numpy-coverage.md")
+
+
+def _shown_name(op):
+    """The NumPy function or operator an op came from, as far as it is known."""
+    return getattr(op.prim, "shown_name", None) or op.prim.name
 
 
 def _locate_in(ops, wrapper, loc):

@@ -6,6 +6,9 @@ namespace ``xp`` and the runtime helpers ``rt``); its eager implementation is
 compiled from that same expression, so eager results and generated code cannot
 disagree.  Its reverse rule lives in ``ops/_grad`` next to its family.
 """
+from contextlib import contextmanager
+from contextvars import ContextVar
+
 import numpy as np
 
 from .. import runtime
@@ -38,6 +41,28 @@ def _wrap(value):
 
 
 _EAGER_NAMESPACE = {"xp": np, "rt": runtime}
+
+
+
+# Whether the program being compiled has complex inputs: rules with a
+# complex form of their own (``np.abs``, ``np.real``...) read it while
+# differentiating, so a real program's code stays as it was.
+_COMPLEX = ContextVar("s2sad_complex", default=False)
+
+
+def complex_mode():
+    """True while compiling a program that has complex inputs."""
+    return _COMPLEX.get()
+
+
+@contextmanager
+def compiling_complex(on):
+    """Compile in complex mode (``on``) or real mode within the block."""
+    token = _COMPLEX.set(bool(on))
+    try:
+        yield
+    finally:
+        _COMPLEX.reset(token)
 
 
 class Primitive:
@@ -98,6 +123,9 @@ class Primitive:
     #: the output is a number or a shape whatever the size of the inputs:
     #: liveness writes no ``del`` for it
     small_result = False
+    #: its rules hold for complex values under JAX's convention (a cotangent
+    #: is the transpose, not the adjoint): programs with complex inputs may use it
+    complex_ok = False
 
     def __init__(self, **attrs):
         self.name = type(self).__name__

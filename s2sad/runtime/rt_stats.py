@@ -26,6 +26,17 @@ def stats_check_real(x, what):
     return x
 
 
+def check_real_output(value):
+    """``value`` itself, unless it is complex: ``grad`` of a function with complex
+    inputs needs a real-valued output, or ``holomorphic=True``."""
+    if np.iscomplexobj(value):
+        raise TypeError("grad of a function with complex inputs needs a real-valued output, "
+                        "but got %s; for the complex derivative of a holomorphic function "
+                        "pass holomorphic=True, or differentiate np.real or np.abs of the "
+                        "output" % np.asarray(value).dtype)
+    return value
+
+
 def _order_weights(n, q, dtype):
     """(low index, high index, high weight) of NumPy's linear quantile method."""
     position = np.asarray(q, dtype=np.float64) * (n - 1)

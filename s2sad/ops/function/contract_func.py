@@ -7,10 +7,12 @@ import numpy as np
 
 from ..operations import array_ops as A
 from ..operations import contract_ops as C
+from ..operations import elementwise_ops as E
 from ..operations import math_ops as M
 
 _reshape = A.Reshape()
 from ...runtime import constexpr
+from ...ir.primitive import complex_mode
 from .math_func import _unsupported
 
 
@@ -60,11 +62,15 @@ for _i, _j, _k in ((0, 1, 2), (1, 2, 0), (2, 0, 1)):
     _LEVI_CIVITA[_i, _j, _k], _LEVI_CIVITA[_i, _k, _j] = 1, -1
 _cross3 = C.Einsum("ijk,...j,...k->...i")
 _vdot = C.Einsum("i,i->")
+_conj = E.Conj()
 _kron = C.Kron()
 
 
 def vdot(a, b):
-    """``np.vdot`` of real arrays: the dot product of the flattened operands."""
+    """``np.vdot``: the dot product of the flattened operands, the first conjugated
+    (in a program with complex inputs; a real program's code has no conjugate)."""
+    if complex_mode():
+        a = _conj(a)
     return _vdot(_reshape(a, _ravel_shape), _reshape(b, _ravel_shape))
 
 

@@ -17,6 +17,7 @@ from ..operations import elementwise_ops as E
 from ..operations import math_ops as M
 from ...runtime import constexpr
 from .arrange_func import array_of
+from ...ir.primitive import complex_mode
 from .math_func import _reduce_axis, _unsupported, amax, amin, erf, erfc, std, var
 from .math_func import logsumexp as _logsumexp_prim
 
@@ -100,18 +101,31 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
 
 
 def real(val):
-    """A real array itself (complex input: a TypeError)."""
+    """The real part; in a program of real inputs, a real array itself (complex: a TypeError)."""
+    if complex_mode():
+        return E.Real()(val)
     return E.CheckReal("np.real")(val)
 
 
 def imag(val):
-    """Zeros like a real array (complex input: a TypeError)."""
+    """The imaginary part; in a program of real inputs, zeros (complex: a TypeError)."""
+    if complex_mode():
+        return E.Imag()(val)
     return _zeros_like(E.CheckReal("np.imag")(val))
 
 
 def conj(x):
-    """A real array itself (complex input: a TypeError)."""
+    """The conjugate; in a program of real inputs, a real array itself (complex: a TypeError)."""
+    if complex_mode():
+        return E.Conj()(x)
     return E.CheckReal("np.conj")(x)
+
+
+def angle(z, deg=False):
+    """The argument of a complex value (``np.angle``); of a real one, 0 or pi (a complex
+    gradient, which a program of real inputs refuses)."""
+    out = E.Angle()(z)
+    return out * (180.0 / 3.141592653589793) if deg else out
 
 
 conjugate = conj
@@ -408,7 +422,7 @@ NUMPY = {
     np.fabs: fabs, np.hypot: hypot, np.fmax: fmax, np.fmin: fmin, np.sinc: sinc, np.cbrt: cbrt,
     np.copysign: copysign, np.heaviside: heaviside, np.deg2rad: deg2rad, np.rad2deg: rad2deg,
     np.radians: radians, np.degrees: degrees, np.float_power: float_power,
-    np.nan_to_num: nan_to_num, np.real: real, np.imag: imag, np.conj: conj,
+    np.nan_to_num: nan_to_num, np.real: real, np.imag: imag, np.conj: conj, np.angle: angle,
     np.conjugate: conjugate, np.var: _np_var, np.std: _np_std, np.average: average,
     np.median: median, np.quantile: quantile, np.percentile: percentile, np.ptp: ptp,
     np.cumprod: cumprod, np.diff: diff, np.gradient: gradient, np.nansum: nansum,

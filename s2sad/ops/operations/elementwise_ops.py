@@ -85,6 +85,62 @@ class CheckReal(Primitive):
         return "rt.stats_check_real(%s, %r)" % (x, self.what)
 
 
+# ---------------------------------------------------- complex parts (complex mode)
+class _ComplexPart(Primitive):
+    """An elementwise function of a complex value, staged only for complex inputs
+    (a real program's ``np.real`` stays ``CheckReal``, its code unchanged)."""
+    elementwise = True
+    complex_ok = True
+    func = None
+
+    def emit(self, x):
+        return "xp.%s(%s)" % (self.func, x)
+
+
+class Real(_ComplexPart):
+    """``np.real``: the real part."""
+    func = "real"
+    linearity = "linear"
+    view = True
+    formula = "dx = re(dout)"
+
+
+class Imag(_ComplexPart):
+    """``np.imag``: the imaginary part."""
+    func = "imag"
+    linearity = "linear"
+    view = True
+    formula = "dx = -1j * re(dout)"
+
+
+class Conj(_ComplexPart):
+    """``np.conj``: the complex conjugate."""
+    func = "conj"
+    ufunc = "conj"
+    linearity = "linear"
+    formula = "dx = conj(dout)"
+
+
+class Angle(_ComplexPart):
+    """``np.angle``: the argument, in radians."""
+    func = "angle"
+    taylor = "nested"   # no series rule written
+    formula = "dx = re(dout) * -1j * conj(x) / |x|^2"
+
+
+class RealOutput(Primitive):
+    """The differentiated output itself, after checking it is real (programs with
+    complex inputs not declared holomorphic)."""
+    complex_ok = True
+    view = True
+    linearity = "linear"
+    output_shape_of = 0
+    formula = "dx = dout"
+
+    def emit(self, x):
+        return "rt.check_real_output(%s)" % x
+
+
 # ------------------------------------------------------------- cumulative product
 class CumProd(Primitive):
     """Cumulative product along ``axis`` (``np.cumprod``).
