@@ -7,6 +7,7 @@ to runtime values that is not in the table is an error naming it, never a
 silent zero.
 """
 import sys
+import types
 
 
 def lookup(f):
@@ -21,7 +22,27 @@ def lookup(f):
             for name, form in SCIPY_SPECIAL.items():
                 if getattr(special, name, None) is f:
                     return form
+        if isinstance(f, types.MethodType):
+            return _stats_method(f)
     return found
+
+
+def _stats_method(f):
+    """The form of a ``scipy.stats`` distribution's method, e.g. ``norm.logpdf``.
+
+    ``scipy.stats.norm`` is an instance and each attribute read makes a new
+    bound method, so the key is (the module's distribution object, method
+    name); a frozen distribution (``norm(0, 1).pdf``) is not one of them.
+    """
+    from ..ops.function import SCIPY_STATS
+    stats = sys.modules.get("scipy.stats")
+    if stats is None:
+        return None
+    owner, method = f.__self__, getattr(f.__func__, "__name__", None)
+    for (dist, name), form in SCIPY_STATS.items():
+        if name == method and getattr(stats, dist, None) is owner:
+            return form
+    return None
 
 
 def lookup_indexed(obj):
