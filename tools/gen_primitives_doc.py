@@ -88,6 +88,8 @@ AD_HELPERS = (
     # columns of a full SVD, QR's precondition, identities and tensorsolve's shapes
     "SolveColumn", "SolveUncolumn", "TriangleMask", "GapQuotient", "KeepLeading", "PadLeading",
     "QrCheck", "EyeLike", "TensorShape",
+    # special_ops: the crop of a full convolution to its mode, and its adjoint
+    "ConvolveCrop", "ConvolvePad",
 )
 
 HELPERS_TITLE = "Internal AD helpers"

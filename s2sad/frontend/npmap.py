@@ -11,17 +11,18 @@ import types
 
 
 def lookup(f):
-    from ..ops.function import NUMPY, SCIPY_SPECIAL
+    from ..ops.function import NUMPY, SCIPY_SIGNAL, SCIPY_SPECIAL
     try:
         found = NUMPY.get(f)
     except TypeError:
         return None
     if found is None:
-        special = sys.modules.get("scipy.special")     # imported by the user's program
-        if special is not None:
-            for name, form in SCIPY_SPECIAL.items():
-                if getattr(special, name, None) is f:
-                    return form
+        for module, table in (("scipy.special", SCIPY_SPECIAL), ("scipy.signal", SCIPY_SIGNAL)):
+            module = sys.modules.get(module)     # imported by the user's program
+            if module is not None:
+                for name, form in table.items():
+                    if getattr(module, name, None) is f:
+                        return form
         if isinstance(f, types.MethodType):
             return _stats_method(f)
     return found

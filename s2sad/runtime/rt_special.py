@@ -5,6 +5,8 @@ inverse error and Bessel functions.
 ``scipy.special`` is imported only when generated code calls these, which it
 does only for a program whose own code used SciPy.
 """
+import numpy as np
+
 from .rt_math import _keep_dtype
 from .rt_stats import _special
 
@@ -12,3 +14,43 @@ from .rt_stats import _special
 def special_call(name, *args):
     """``scipy.special.<name>(*args)`` in the floating dtype of the last argument (x)."""
     return _keep_dtype(getattr(_special(name), name)(*args), args[-1])
+
+
+def special_convolve(a, b, mode):
+    """``scipy.signal.convolve(a, b, mode)``."""
+    try:
+        from scipy import signal
+    except ImportError:     # pragma: no cover - depends on the environment
+        raise ImportError("scipy.signal.convolve: SciPy is not installed (the program "
+                          "used it; install scipy)") from None
+    return signal.convolve(a, b, mode=mode)
+
+
+def _crop(mode, shape_a, shape_b):
+    """The slices of a full convolution that ``mode`` keeps (SciPy's centring)."""
+    if len(shape_a) != len(shape_b):
+        raise ValueError("scipy.signal.convolve: in1 and in2 should have the same "
+                         "dimensionality (%d and %d)" % (len(shape_a), len(shape_b)))
+    out = []
+    for na, nb in zip(shape_a, shape_b):
+        if mode == "full":
+            start, size = 0, na + nb - 1
+        elif mode == "same":
+            start, size = (nb - 1) // 2, na
+        else:   # valid: the smaller input slides inside the larger
+            start, size = min(na, nb) - 1, abs(na - nb) + 1
+        out.append(slice(start, start + size))
+    return tuple(out)
+
+
+def special_convolve_crop(g, a, b, mode):
+    """The part of the full convolution ``g`` of a and b that ``mode`` keeps."""
+    return g[_crop(mode, np.shape(a), np.shape(b))]
+
+
+def special_convolve_pad(d, a, b, mode):
+    """Zeros of the full convolution's shape with ``d`` where ``mode`` crops it."""
+    sa, sb = np.shape(a), np.shape(b)
+    full = np.zeros(tuple(na + nb - 1 for na, nb in zip(sa, sb)), dtype=np.result_type(d))
+    full[_crop(mode, sa, sb)] = d
+    return full

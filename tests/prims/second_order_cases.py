@@ -631,6 +631,18 @@ def f_bessel_ive(x):
     return P.Bessel("ive")(1, x) * sin(x)
 
 
+CONV_A = np.zeros((4, 3))      # lend their shapes only
+CONV_B = np.zeros((2, 2))
+
+
+def f_convolve_crop(g):
+    return wiggle(P.ConvolveCrop("same")(g, CONV_A, CONV_B))
+
+
+def f_convolve_pad(d):
+    return wiggle(P.ConvolvePad("valid")(d, CONV_A, CONV_B))
+
+
 def _special_cases():
     """The primitives of special_ops compute through SciPy at run time: cases only
     where it is installed (``NoGradient`` refuses every derivative: no case)."""
@@ -650,7 +662,13 @@ def _special_cases():
             Case("Bessel", f_bessel_jv, [positive((2, 3), 239)], "jv"),
             Case("Bessel", f_bessel_yv, [positive((2, 3), 240)], "yv"),
             Case("Bessel", f_bessel_iv, [positive((2, 3), 241)], "iv"),
-            Case("Bessel", f_bessel_ive, [nonzero((2, 3), 242)], "ive")]
+            Case("Bessel", f_bessel_ive, [nonzero((2, 3), 242)], "ive"),
+            Case("Convolve", bilinear(P.Convolve("same")), [normal((4, 3), 243),
+                                                             normal((2, 2), 244)], "same"),
+            Case("Convolve", bilinear(P.Convolve("valid")), [normal((2, 3), 245),
+                                                              normal((4, 4), 246)], "valid"),
+            Case("ConvolveCrop", f_convolve_crop, [normal((5, 4), 247)]),
+            Case("ConvolvePad", f_convolve_pad, [normal((3, 2), 248)])]
 
 
 SPECIAL = _special_cases()

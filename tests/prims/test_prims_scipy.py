@@ -251,3 +251,53 @@ def test_mvn_allow_singular_is_refused():
         return stats.multivariate_normal.logpdf(x, MEAN, COV, allow_singular=True)
     with pytest.raises((ValueError, CompileError), match="allow_singular"):
         s2sad.grad(f)(XS[0])
+
+
+# --------------------------------------------------------------- scipy.signal
+signal = pytest.importorskip("scipy.signal", reason="the SciPy mappings apply only with SciPy")
+
+CONV_SHAPES = [((5,), (3,)), ((4,), (6,)), ((4, 3), (2, 2)), ((6, 7), (4, 1)),
+               ((3, 4), (4, 5)), ((2, 3, 4), (2, 2, 3))]
+
+
+def conv_full(a, b):
+    return signal.convolve(a, b)
+
+
+def conv_valid(a, b):
+    return signal.convolve(a, b, mode="valid")
+
+
+def conv_same(a, b):
+    return signal.convolve(a, b, "same", method="direct")
+
+
+@pytest.mark.parametrize("fn", [conv_full, conv_valid, conv_same], ids=lambda f: f.__name__)
+@pytest.mark.parametrize("shapes", CONV_SHAPES, ids=str)
+def test_convolve_both_modes_second_order_and_values(fn, shapes):
+    a, b = (RNG.standard_normal(s) for s in shapes)
+    check_vjp(fn, (a, b))
+    check_jvp(fn, (a, b))
+    assert s2sad.check_grads(fn, (a, b), order=2, modes=("rev", "fwd")) < 1e-5
+    np.testing.assert_allclose(s2sad.jit(fn)(a, b), fn(a, b), rtol=1e-12, atol=1e-12)
+
+
+def conv2d_all(a, b):
+    return (signal.convolve2d(a, b).sum() + signal.convolve2d(a, b, "valid").sum()
+            + signal.convolve2d(a, b, mode="same", boundary="fill", fillvalue=0)[1:, :2].sum())
+
+
+def test_convolve2d_both_modes_and_values():
+    a, b = RNG.standard_normal((5, 4)), RNG.standard_normal((2, 3))
+    check_vjp(conv2d_all, (a, b))
+    check_jvp(conv2d_all, (a, b))
+    np.testing.assert_allclose(s2sad.jit(conv2d_all)(a, b), conv2d_all(a, b), rtol=1e-12)
+
+
+def conv2d_wrap(a, b):
+    return signal.convolve2d(a, b, boundary="wrap")
+
+
+def test_convolve2d_other_boundaries_are_refused():
+    with pytest.raises(CompileError, match="boundary"):
+        s2sad.grad(lambda a, b: np.sum(conv2d_wrap(a, b)))(np.ones((3, 3)), np.ones((2, 2)))

@@ -10,6 +10,7 @@ Bessel function's order) get a zero here; the functional forms wrap them in
 import math
 
 from ...errors import CompileError
+from ..operations import array_ops as A
 from ..operations import elementwise_ops as E
 from ..operations import math_ops as M
 from ..operations import special_ops as S
@@ -135,6 +136,56 @@ for _prim, _s in [(S.Gammainc, s_gammainc), (S.Gammaincc, s_gammaincc),
                   (S.Stdtr, s_stdtr), (S.Bessel, s_bessel)]:
     _shaped_rules(_prim, _s)
 _shaped_rules(S.Betainc, s_betainc, ternary=True)
+
+
+flip = A.ReverseV2()
+valid = S.Convolve("valid")
+
+
+@bprop_getters.register(S.Convolve)
+def get_bprop_convolve(self):
+    pad = S.ConvolvePad(self.mode)
+
+    def bprop(a, b, out, dout):
+        full = pad(dout, a, b)      # the adjoint of the crop to ``mode``
+        return valid(full, flip(b)), valid(full, flip(a))
+    return bprop
+
+
+@jvp_getters.register(S.Convolve)
+def get_jvp_convolve(self):
+    def jvp(a, b, out, ta, tb):
+        if ta is None:
+            return self(a, tb)
+        if tb is None:
+            return self(ta, b)
+        return self(ta, b) + self(a, tb)
+    return jvp
+
+
+def _shape_lender_rules(prim, adjoint_cls):
+    """Rules of ``prim(x, a, b)``, linear in x, a and b lending their shapes only."""
+    def get_bprop(self):
+        adjoint = adjoint_cls(self.mode)
+
+        def bprop(x, a, b, out, dout):
+            return adjoint(dout, a, b), zeros_like(a), zeros_like(b)
+        return bprop
+
+    def get_jvp(self):
+        def jvp(x, a, b, out, tx, ta, tb):
+            if tx is None:
+                return None
+            return self(tx, a, b)
+        return jvp
+    get_bprop.__name__ = get_bprop.__qualname__ = "get_bprop_" + prim.__name__.lower()
+    get_jvp.__name__ = get_jvp.__qualname__ = "get_jvp_" + prim.__name__.lower()
+    bprop_getters.register(prim)(get_bprop)
+    jvp_getters.register(prim)(get_jvp)
+
+
+_shape_lender_rules(S.ConvolveCrop, S.ConvolvePad)
+_shape_lender_rules(S.ConvolvePad, S.ConvolveCrop)
 
 
 def _refuse(prim):

@@ -37,6 +37,8 @@ BUILTINS = _merged("BUILTINS")
 SCIPY_SPECIAL = _merged("SCIPY_SPECIAL")
 #: ``scipy.stats`` distribution methods by (distribution name, method name)
 SCIPY_STATS = _merged("SCIPY_STATS")
+#: ``scipy.signal`` functions by name
+SCIPY_SIGNAL = _merged("SCIPY_SIGNAL")
 NUMPY_INDEXED = _merged("NUMPY_INDEXED")
 
 register_methods(TENSOR_METHODS, TENSOR_PROPERTIES)

@@ -298,6 +298,23 @@ def dirichlet_pdf(x, alpha):
     return _exp(dirichlet_logpdf(x, alpha))
 
 
+# --------------------------------------------------------------- scipy.signal
+def convolve(in1, in2, mode="full", method="auto"):
+    """n-d convolution, ``mode`` 'full', 'valid' or 'same'; ``method`` only
+    changes how SciPy computes it."""
+    return S.Convolve(mode)(in1, in2)
+
+
+def convolve2d(in1, in2, mode="full", boundary="fill", fillvalue=0):
+    """2-d convolution with zero padding (``boundary='fill'``, ``fillvalue=0``)."""
+    _unsupported("scipy.signal.convolve2d", "boundary", None if boundary == "fill" else boundary)
+    _unsupported("scipy.signal.convolve2d", "fillvalue", None if fillvalue == 0 else fillvalue)
+    return S.Convolve(mode)(in1, in2)
+
+
+#: ``scipy.signal`` functions by name (looked up only when the program imported SciPy)
+SCIPY_SIGNAL = {"convolve": convolve, "convolve2d": convolve2d}
+
 #: ``scipy.special`` functions by name (looked up only when the program imported SciPy)
 SCIPY_SPECIAL = {
     "gamma": gamma, "rgamma": rgamma, "gammasgn": gammasgn, "erfinv": erfinv,

@@ -80,6 +80,50 @@ class Bessel(Primitive):
         return "rt.special_call(%r, %s, %s)" % (self.kind, v, x)
 
 
+class Convolve(Primitive):
+    """The n-d convolution of ``a`` and ``b`` (``scipy.signal.convolve``), ``mode``
+    ``'full'``, ``'valid'`` or ``'same'``; both inputs have the same rank."""
+    linearity = "bilinear"
+    formula = ("out = crop(full(a, b)): da = valid(pad(dout), flip(b)), "
+               "db = valid(pad(dout), flip(a))")
+    MODES = ("full", "valid", "same")
+
+    def __init__(self, mode="full"):
+        if mode not in self.MODES:
+            raise ValueError("scipy.signal.convolve: mode must be one of %s, got %r"
+                             % (self.MODES, mode))
+        super().__init__(mode=mode)
+
+    def emit(self, a, b):
+        return "rt.special_convolve(%s, %s, %r)" % (a, b, self.mode)
+
+
+class ConvolveCrop(Primitive):
+    """The part of a full convolution of ``a`` and ``b`` (each lending its shape)
+    that ``mode`` keeps (a rule helper)."""
+    linearity = "linear"
+    formula = "dg = convolve_pad(dout, a, b); no gradient in a, b (their shapes only)"
+
+    def __init__(self, mode):
+        super().__init__(mode=mode)
+
+    def emit(self, g, a, b):
+        return "rt.special_convolve_crop(%s, %s, %s, %r)" % (g, a, b, self.mode)
+
+
+class ConvolvePad(Primitive):
+    """``d`` placed where ``mode`` crops a full convolution of ``a`` and ``b``, zeros
+    elsewhere: the adjoint of ``ConvolveCrop`` (a rule helper)."""
+    linearity = "linear"
+    formula = "dd = convolve_crop(dout, a, b); no gradient in a, b (their shapes only)"
+
+    def __init__(self, mode):
+        super().__init__(mode=mode)
+
+    def emit(self, d, a, b):
+        return "rt.special_convolve_pad(%s, %s, %s, %r)" % (d, a, b, self.mode)
+
+
 class NoGradient(Primitive):
     """``x`` itself, for an argument with no derivative in closed form: asking
     for a derivative with respect to it is an error while compiling, naming
