@@ -11,13 +11,14 @@ import types
 
 
 def lookup(f):
-    from ..ops.function import NUMPY, SCIPY_SIGNAL, SCIPY_SPECIAL
+    from ..ops.function import NUMPY, SCIPY_LINALG, SCIPY_SIGNAL, SCIPY_SPECIAL
     try:
         found = NUMPY.get(f)
     except TypeError:
         return None
     if found is None:
-        for module, table in (("scipy.special", SCIPY_SPECIAL), ("scipy.signal", SCIPY_SIGNAL)):
+        for module, table in (("scipy.special", SCIPY_SPECIAL), ("scipy.signal", SCIPY_SIGNAL),
+                              ("scipy.linalg", SCIPY_LINALG)):
             module = sys.modules.get(module)     # imported by the user's program
             if module is not None:
                 for name, form in table.items():

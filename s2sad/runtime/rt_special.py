@@ -54,3 +54,22 @@ def special_convolve_pad(d, a, b, mode):
     full = np.zeros(tuple(na + nb - 1 for na, nb in zip(sa, sb)), dtype=np.result_type(d))
     full[_crop(mode, sa, sb)] = d
     return full
+
+
+def special_linalg(name, *args):
+    """``scipy.linalg.<name>(*args)``, refusing a complex result of real inputs
+    (a real matrix whose principal square root is complex)."""
+    try:
+        from scipy import linalg
+    except ImportError:     # pragma: no cover - depends on the environment
+        raise ImportError("scipy.linalg.%s: SciPy is not installed (the program used it; "
+                          "install scipy)" % name) from None
+    out = getattr(linalg, name)(*args)
+    if np.iscomplexobj(out) and not any(np.iscomplexobj(a) for a in args):
+        if np.allclose(out.imag, 0):
+            return out.real
+        raise ValueError("scipy.linalg.%s: the result is complex for this real input, and "
+                         "s2sad differentiates real matrices only (for sqrtm: pass a matrix "
+                         "without negative real eigenvalues, e.g. a positive definite one)"
+                         % name)
+    return out

@@ -631,6 +631,13 @@ def f_bessel_ive(x):
     return P.Bessel("ive")(1, x) * sin(x)
 
 
+def structural3(prim):
+    """``(a, b, c) -> wiggle(prim(a, b, c))``."""
+    def f_structural3(a, b, c):
+        return wiggle(prim(a, b, c))
+    return f_structural3
+
+
 CONV_A = np.zeros((4, 3))      # lend their shapes only
 CONV_B = np.zeros((2, 2))
 
@@ -641,6 +648,10 @@ def f_convolve_crop(g):
 
 def f_convolve_pad(d):
     return wiggle(P.ConvolvePad("valid")(d, CONV_A, CONV_B))
+
+
+def f_sqrtm(m):
+    return wiggle(P.Sqrtm()(m @ m.T + 3.0 * np.eye(3)))
 
 
 def _special_cases():
@@ -668,7 +679,11 @@ def _special_cases():
             Case("Convolve", bilinear(P.Convolve("valid")), [normal((2, 3), 245),
                                                               normal((4, 4), 246)], "valid"),
             Case("ConvolveCrop", f_convolve_crop, [normal((5, 4), 247)]),
-            Case("ConvolvePad", f_convolve_pad, [normal((3, 2), 248)])]
+            Case("ConvolvePad", f_convolve_pad, [normal((3, 2), 248)]),
+            Case("SolveSylvester", structural3(P.SolveSylvester()),
+                 [normal((3, 3), 249), normal((3, 3), 250) + 4.0 * np.eye(3),
+                  normal((3, 3), 251)]),
+            Case("Sqrtm", f_sqrtm, [normal((3, 3), 252)])]
 
 
 SPECIAL = _special_cases()

@@ -301,3 +301,34 @@ def conv2d_wrap(a, b):
 def test_convolve2d_other_boundaries_are_refused():
     with pytest.raises(CompileError, match="boundary"):
         s2sad.grad(lambda a, b: np.sum(conv2d_wrap(a, b)))(np.ones((3, 3)), np.ones((2, 2)))
+
+
+# --------------------------------------------------------------- scipy.linalg
+linalg = pytest.importorskip("scipy.linalg", reason="the SciPy mappings apply only with SciPy")
+SQ = [RNG.standard_normal((3, 3)) for _ in range(3)]
+
+
+def sylvester(a, b, q):
+    return linalg.solve_sylvester(a, b, q)
+
+
+def sqrtm_spd(m):
+    return linalg.sqrtm(m @ m.T + np.eye(3))
+
+
+@pytest.mark.parametrize("fn,args", [(sylvester, tuple(SQ)), (sqrtm_spd, (SQ[0],))],
+                         ids=["solve_sylvester", "sqrtm"])
+def test_scipy_linalg_both_modes_second_order_and_values(fn, args):
+    check_vjp(fn, args)
+    check_jvp(fn, args)
+    assert s2sad.check_grads(fn, args, order=2, modes=("rev", "fwd")) < 1e-5
+    np.testing.assert_allclose(s2sad.jit(fn)(*args), fn(*args), rtol=1e-10, atol=1e-12)
+
+
+def sqrtm_plain(m):
+    return linalg.sqrtm(m)
+
+
+def test_sqrtm_with_a_complex_root_is_refused():
+    with pytest.raises(ValueError, match="complex"):
+        s2sad.jit(sqrtm_plain)(np.diag([-1.0, 2.0]))

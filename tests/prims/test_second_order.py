@@ -51,7 +51,7 @@ if not SPECIAL:
     NO_CASE.update(dict.fromkeys(
         ["Gammaln", "Polygamma", "Gamma", "Rgamma", "Erfinv", "Erfcinv", "LogNdtr", "Gammainc",
          "Gammaincc", "Betainc", "Stdtr", "Bessel", "Convolve", "ConvolveCrop",
-         "ConvolvePad"],
+         "ConvolvePad", "SolveSylvester", "Sqrtm"],
         "computed by SciPy at run time, which is not installed"))
 
 

@@ -188,6 +188,45 @@ _shape_lender_rules(S.ConvolveCrop, S.ConvolvePad)
 _shape_lender_rules(S.ConvolvePad, S.ConvolveCrop)
 
 
+swap = A.SwapAxes(-1, -2)
+sylvester = S.SolveSylvester()
+
+
+@bprop_getters.register(S.SolveSylvester)
+def get_bprop_solve_sylvester(self):
+    def bprop(a, b, q, out, dout):
+        g = sylvester(swap(a), swap(b), dout)
+        return -(g @ swap(out)), -(swap(out) @ g), g
+    return bprop
+
+
+@jvp_getters.register(S.SolveSylvester)
+def get_jvp_solve_sylvester(self):
+    def jvp(a, b, q, out, ta, tb, tq):
+        # a dX + dX b = dq - da X - X db
+        rhs = zeros_like(out) if tq is None else tq
+        if ta is not None:
+            rhs = rhs - ta @ out
+        if tb is not None:
+            rhs = rhs - out @ tb
+        return sylvester(a, b, rhs)
+    return jvp
+
+
+@bprop_getters.register(S.Sqrtm)
+def get_bprop_sqrtm(self):
+    def bprop(a, out, dout):
+        return (sylvester(swap(out), swap(out), dout),)
+    return bprop
+
+
+@jvp_getters.register(S.Sqrtm)
+def get_jvp_sqrtm(self):
+    def jvp(a, out, ta):
+        return sylvester(out, out, ta)     # X dX + dX X = da
+    return jvp
+
+
 def _refuse(prim):
     raise CompileError(
         "no derivative with respect to %s: it has no closed form" % prim.what,

@@ -39,6 +39,7 @@ SCIPY_SPECIAL = _merged("SCIPY_SPECIAL")
 SCIPY_STATS = _merged("SCIPY_STATS")
 #: ``scipy.signal`` functions by name
 SCIPY_SIGNAL = _merged("SCIPY_SIGNAL")
+SCIPY_LINALG = _merged("SCIPY_LINALG")
 NUMPY_INDEXED = _merged("NUMPY_INDEXED")
 
 register_methods(TENSOR_METHODS, TENSOR_PROPERTIES)

@@ -315,6 +315,20 @@ def convolve2d(in1, in2, mode="full", boundary="fill", fillvalue=0):
 #: ``scipy.signal`` functions by name (looked up only when the program imported SciPy)
 SCIPY_SIGNAL = {"convolve": convolve, "convolve2d": convolve2d}
 
+# --------------------------------------------------------------- scipy.linalg
+def solve_sylvester(a, b, q):
+    return S.SolveSylvester()(a, b, q)
+
+
+def sqrtm(A, disp=True, blocksize=64):
+    """The principal square root of a real matrix whose root is real."""
+    _unsupported("scipy.linalg.sqrtm", "disp", None if disp is True else disp)
+    return S.Sqrtm()(A)
+
+
+#: ``scipy.linalg`` functions by name
+SCIPY_LINALG = {"solve_sylvester": solve_sylvester, "sqrtm": sqrtm}
+
 #: ``scipy.special`` functions by name (looked up only when the program imported SciPy)
 SCIPY_SPECIAL = {
     "gamma": gamma, "rgamma": rgamma, "gammasgn": gammasgn, "erfinv": erfinv,

@@ -124,6 +124,26 @@ class ConvolvePad(Primitive):
         return "rt.special_convolve_pad(%s, %s, %s, %r)" % (d, a, b, self.mode)
 
 
+class SolveSylvester(Primitive):
+    """X with ``a X + X b = q`` for square matrices (``scipy.linalg.solve_sylvester``)."""
+    taylor = "nested"   # no series rule written
+    formula = ("g = solve_sylvester(a^T, b^T, dout): da = -g X^T, db = -X^T g, dq = g")
+    nondifferentiable = "a and -b sharing an eigenvalue (no unique solution)"
+
+    def emit(self, a, b, q):
+        return "rt.special_linalg('solve_sylvester', %s, %s, %s)" % (a, b, q)
+
+
+class Sqrtm(Primitive):
+    """The principal square root of a matrix with a real one (``scipy.linalg.sqrtm``)."""
+    taylor = "nested"   # no series rule written
+    formula = "da = solve_sylvester(out^T, out^T, dout)"
+    nondifferentiable = "a singular a (the root's derivative is unbounded)"
+
+    def emit(self, a):
+        return "rt.special_linalg('sqrtm', %s)" % a
+
+
 class NoGradient(Primitive):
     """``x`` itself, for an argument with no derivative in closed form: asking
     for a derivative with respect to it is an error while compiling, naming
