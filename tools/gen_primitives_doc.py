@@ -33,7 +33,7 @@ from s2sad.ir import control  # noqa: E402
 from s2sad.ops._grad import bprop_getters, jvp_getters  # noqa: E402
 from s2sad.ops import operations  # noqa: E402
 from s2sad.ops.operations import (array_ops, arrange_ops, contract_ops,  # noqa: E402
-                                  elementwise_ops, linalg_ops, math_ops, nn_ops)
+                                  elementwise_ops, linalg_ops, math_ops, nn_ops, special_ops)
 from s2sad.ops.primitive import Primitive  # noqa: E402
 
 DOC_PATH = os.path.join(ROOT, "docs", "primitives.md")
@@ -57,6 +57,11 @@ FAMILIES = (
                                "(`s2sad/ops/operations/contract_ops.py`)."),
     ("linalg", linalg_ops, "Solves, determinants and factorisations of stacked matrices "
                            "(`s2sad/ops/operations/linalg_ops.py`)."),
+    ("special", special_ops,
+     "`scipy.special` past the basics: gamma, incomplete gamma and beta, inverse error "
+     "functions, log_ndtr, Student's t CDF, Bessel functions "
+     "(`s2sad/ops/operations/special_ops.py`; their SciPy mappings, `scipy.stats` "
+     "included, are in `s2sad/ops/function/scipy_func.py`)."),
 )
 
 #: Primitives exported by ``s2sad.ops.operations`` that user code has no reason
@@ -83,6 +88,8 @@ AD_HELPERS = (
     # columns of a full SVD, QR's precondition, identities and tensorsolve's shapes
     "SolveColumn", "SolveUncolumn", "TriangleMask", "GapQuotient", "KeepLeading", "PadLeading",
     "QrCheck", "EyeLike", "TensorShape",
+    # special_ops: the crop of a full convolution to its mode, and its adjoint
+    "ConvolveCrop", "ConvolvePad",
 )
 
 HELPERS_TITLE = "Internal AD helpers"

@@ -52,6 +52,7 @@ NO_GRADIENT = {
     "np.eye": "a constant array", "np.arange": "a constant range",
     "np.zeros_like": "a constant array (only the shape is read)",
     "np.ones_like": "a constant array (only the shape is read)",
+    "scipy.special.gammasgn": "a sign",
 }
 
 #: name -> (function of the differentiated arrays, the arrays); the default is
@@ -119,10 +120,18 @@ CASES = {
 }
 
 #: name -> the arrays to call the function with (domains other than the default's)
-ARGS = {"scipy.special.logit": (_vector(47),)}
+ARGS = {"scipy.special.logit": (_vector(47),), "scipy.special.erfinv": (_vector(80),),
+        "scipy.special.erfcinv": (_vector(81),)}
 
 #: name -> (program, arrays) made from the function itself (SciPy's, not imported here)
 MADE = {"scipy.special.polygamma": lambda fn: ((lambda x: fn(1, x)), (_vector(48) + 0.5,))}
+# the shape parameters and Bessel orders have no derivative: fixed numbers here
+for _name, _param in (("gammainc", 1.5), ("gammaincc", 1.5), ("stdtr", 3.5), ("jv", 1.5),
+                      ("jn", 2), ("yv", 0.5), ("yn", 1), ("iv", 2.5), ("ive", 1)):
+    MADE["scipy.special." + _name] = (
+        lambda fn, p=_param: ((lambda x: fn(p, x)), (_vector(82) + 0.5,)))
+MADE["scipy.special.betainc"] = lambda fn: ((lambda x: fn(2.0, 3.0, x)), (_vector(83),))
+MADE["scipy.special.multigammaln"] = lambda fn: ((lambda x: fn(x + 2.0, 3)), (_vector(84),))
 
 
 def _names():
@@ -147,8 +156,11 @@ def _scipy_special():
         import scipy.special as special
     except ImportError:
         return {}
-    return {getattr(special, name): ["scipy.special." + name] for name in SCIPY_SPECIAL
-            if hasattr(special, name)}
+    found = {}
+    for name in sorted(SCIPY_SPECIAL):     # aliases (jn is jv, psi is digamma) share a row
+        if hasattr(special, name):
+            found.setdefault(getattr(special, name), []).append("scipy.special." + name)
+    return found
 
 
 def entries():

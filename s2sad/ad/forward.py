@@ -17,7 +17,7 @@ from ..ops._grad import jvp_getters
 from ..ops.operations import array_ops as A
 from .adjoints import loop_parts
 from . import recursion
-from .inline import inline_rule, rule_name
+from .inline import inline_rule, rule_for, rule_name
 
 
 def _as_jvp(ops, start, frame):
@@ -104,7 +104,7 @@ class _Forward:
                 hint="register one with @jvp_getters.register(%s)" % type(op.prim).__name__)
         b = self.b
         out = op.outs[0] if len(op.outs) == 1 else tuple(op.outs)
-        t_out = inline_rule(b, getter(op.prim), list(op.args) + [out] + arg_t, op.loc,
+        t_out = inline_rule(b, rule_for(getter, op), list(op.args) + [out] + arg_t, op.loc,
                             rule_name(getter))
         outs_t = list(t_out) if len(op.outs) > 1 else [t_out]
         if len(outs_t) != len(op.outs):

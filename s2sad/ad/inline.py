@@ -7,11 +7,24 @@ line in the user's code (``loc_override``), since the rule's own lines mean
 nothing to the user.  The builder's ``attributed`` sets both for the call and
 restores them after, however the call ends.
 """
+from ..errors import CompileError
 
 
 def rule_name(rule):
     """How the IR and messages name ``rule``."""
     return getattr(rule, "__qualname__", repr(rule))
+
+
+def rule_for(getter, op):
+    """``getter(op.prim)``: the rule for ``op``.  A getter may refuse (a
+    ``CompileError`` without a location, e.g. for a derivative with respect to
+    an argument that has none); the refusal is reported at ``op``'s line."""
+    try:
+        return getter(op.prim)
+    except CompileError as err:
+        if err.loc is not None:
+            raise
+        raise CompileError(err.message, op.loc, err.hint) from None
 
 
 def inline_rule(b, rule, args, loc, origin, self_value=None, own_lines=False):

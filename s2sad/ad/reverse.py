@@ -33,7 +33,7 @@ from ..ops._grad import bprop_getters
 from ..ops.operations import math_ops as M
 from ..ops.operations import array_ops as A
 from ..runtime import UNDEFINED
-from .inline import inline_rule, rule_name
+from .inline import inline_rule, rule_for, rule_name
 from .adjoints import (Adjoints, is_zero, loop_parts, carried_reach, receiving, propagate,
                        read_vars, non_shape_uses, replace_uses, fresh_pops, copy_ops)
 from ..opt.options import current as current_options
@@ -140,9 +140,13 @@ class _Reverse:
     def backprop_op(self, op, adj):
         b = self.b
         douts = [adj.total(o, op.loc) for o in op.outs]
-        if all(d is None for d in douts):
-            return
         getter = bprop_getters.lookup(op.prim)
+        if all(d is None for d in douts):
+            if getter is not None:
+                # a rule may refuse an active input even when its adjoint is zero
+                # (``NoGradient``: a derivative with no closed form read as 0 upstream)
+                rule_for(getter, op)
+            return
         if getter is None:
             raise NoGradientRuleError(
                 "primitive %s has no registered bprop rule" % op.prim.name, op.loc,
@@ -153,8 +157,9 @@ class _Reverse:
             dout = tuple(d if d is not None else b.emit(A.ZerosLike(), [o], op.loc)
                          for d, o in zip(douts, op.outs))
             out = tuple(op.outs)
+        rule = rule_for(getter, op)
         start = len(b.ops)
-        grads = inline_rule(b, getter(op.prim), list(op.args) + [out, dout], op.loc,
+        grads = inline_rule(b, rule, list(op.args) + [out, dout], op.loc,
                             rule_name(getter))
         for new in b.ops[start:]:
             if isinstance(new.prim, A.ZerosLike):

@@ -7,21 +7,44 @@ to runtime values that is not in the table is an error naming it, never a
 silent zero.
 """
 import sys
+import types
 
 
 def lookup(f):
-    from ..ops.function import NUMPY, SCIPY_SPECIAL
+    from ..ops.function import NUMPY, SCIPY_LINALG, SCIPY_SIGNAL, SCIPY_SPECIAL
     try:
         found = NUMPY.get(f)
     except TypeError:
         return None
     if found is None:
-        special = sys.modules.get("scipy.special")     # imported by the user's program
-        if special is not None:
-            for name, form in SCIPY_SPECIAL.items():
-                if getattr(special, name, None) is f:
-                    return form
+        for module, table in (("scipy.special", SCIPY_SPECIAL), ("scipy.signal", SCIPY_SIGNAL),
+                              ("scipy.linalg", SCIPY_LINALG)):
+            module = sys.modules.get(module)     # imported by the user's program
+            if module is not None:
+                for name, form in table.items():
+                    if getattr(module, name, None) is f:
+                        return form
+        if isinstance(f, types.MethodType):
+            return _stats_method(f)
     return found
+
+
+def _stats_method(f):
+    """The form of a ``scipy.stats`` distribution's method, e.g. ``norm.logpdf``.
+
+    ``scipy.stats.norm`` is an instance and each attribute read makes a new
+    bound method, so the key is (the module's distribution object, method
+    name); a frozen distribution (``norm(0, 1).pdf``) is not one of them.
+    """
+    from ..ops.function import SCIPY_STATS
+    stats = sys.modules.get("scipy.stats")
+    if stats is None:
+        return None
+    owner, method = f.__self__, getattr(f.__func__, "__name__", None)
+    for (dist, name), form in SCIPY_STATS.items():
+        if name == method and getattr(stats, dist, None) is owner:
+            return form
+    return None
 
 
 def lookup_indexed(obj):

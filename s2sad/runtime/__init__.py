@@ -332,6 +332,7 @@ from .rt_array import *  # noqa: E402,F401,F403
 from .rt_nn import *  # noqa: E402,F401,F403
 from .rt_rows import *  # noqa: E402,F401,F403
 from .rt_stats import *  # noqa: E402,F401,F403
+from .rt_special import *  # noqa: E402,F401,F403
 from .rt_contract import *  # noqa: E402,F401,F403
 from .rt_linalg import *  # noqa: E402,F401,F403
 from .rt_arrange import *  # noqa: E402,F401,F403

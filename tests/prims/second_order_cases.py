@@ -596,3 +596,94 @@ ARRAY += [
     Case("TakeAlongAxis", f_take_along, [normal((2, 3), 166)]),
     Case("TakeAlongAxisGrad", f_take_along_grad, [normal((2, 3), 167), normal((2, 3), 168)]),
 ]
+
+
+# ---------------------------------------------------------------- special
+def f_gammainc(x):
+    return P.Gammainc()(1.7, x) * sin(x)
+
+
+def f_gammaincc(x):
+    return P.Gammaincc()(0.8, x) * sin(x)
+
+
+def f_betainc(x):
+    return P.Betainc()(2.5, 1.5, x) * sin(x)
+
+
+def f_stdtr(x):
+    return P.Stdtr()(3.5, x) * sin(x)
+
+
+def f_bessel_jv(x):
+    return P.Bessel("jv")(1.5, x) * sin(x)
+
+
+def f_bessel_yv(x):
+    return P.Bessel("yv")(2, x) * sin(x)
+
+
+def f_bessel_iv(x):
+    return P.Bessel("iv")(0, x) * sin(x)
+
+
+def f_bessel_ive(x):
+    return P.Bessel("ive")(1, x) * sin(x)
+
+
+def structural3(prim):
+    """``(a, b, c) -> wiggle(prim(a, b, c))``."""
+    def f_structural3(a, b, c):
+        return wiggle(prim(a, b, c))
+    return f_structural3
+
+
+CONV_A = np.zeros((4, 3))      # lend their shapes only
+CONV_B = np.zeros((2, 2))
+
+
+def f_convolve_crop(g):
+    return wiggle(P.ConvolveCrop("same")(g, CONV_A, CONV_B))
+
+
+def f_convolve_pad(d):
+    return wiggle(P.ConvolvePad("valid")(d, CONV_A, CONV_B))
+
+
+def f_sqrtm(m):
+    return wiggle(P.Sqrtm()(m @ m.T + 3.0 * np.eye(3)))
+
+
+def _special_cases():
+    """The primitives of special_ops compute through SciPy at run time: cases only
+    where it is installed (``NoGradient`` refuses every derivative: no case)."""
+    try:
+        import scipy.special  # noqa: F401 -- only whether it imports
+    except ImportError:
+        return []
+    return [Case("Gamma", unary(P.Gamma()), [positive((2, 3), 230)]),
+            Case("Rgamma", unary(P.Rgamma()), [positive((2, 3), 231)]),
+            Case("Erfinv", unary(P.Erfinv()), [unit((2, 3), 232)]),
+            Case("Erfcinv", unary(P.Erfcinv()), [uniform((2, 3), 233, 0.2, 1.8)]),
+            Case("LogNdtr", unary(P.LogNdtr()), [normal((2, 3), 234)]),
+            Case("Gammainc", f_gammainc, [positive((2, 3), 235)]),
+            Case("Gammaincc", f_gammaincc, [positive((2, 3), 236)]),
+            Case("Betainc", f_betainc, [uniform((2, 3), 237, 0.2, 0.8)]),
+            Case("Stdtr", f_stdtr, [normal((2, 3), 238)]),
+            Case("Bessel", f_bessel_jv, [positive((2, 3), 239)], "jv"),
+            Case("Bessel", f_bessel_yv, [positive((2, 3), 240)], "yv"),
+            Case("Bessel", f_bessel_iv, [positive((2, 3), 241)], "iv"),
+            Case("Bessel", f_bessel_ive, [nonzero((2, 3), 242)], "ive"),
+            Case("Convolve", bilinear(P.Convolve("same")), [normal((4, 3), 243),
+                                                             normal((2, 2), 244)], "same"),
+            Case("Convolve", bilinear(P.Convolve("valid")), [normal((2, 3), 245),
+                                                              normal((4, 4), 246)], "valid"),
+            Case("ConvolveCrop", f_convolve_crop, [normal((5, 4), 247)]),
+            Case("ConvolvePad", f_convolve_pad, [normal((3, 2), 248)]),
+            Case("SolveSylvester", structural3(P.SolveSylvester()),
+                 [normal((3, 3), 249), normal((3, 3), 250) + 4.0 * np.eye(3),
+                  normal((3, 3), 251)]),
+            Case("Sqrtm", f_sqrtm, [normal((3, 3), 252)])]
+
+
+SPECIAL = _special_cases()

@@ -36,18 +36,23 @@ from s2sad.ops import GradOperation
 from s2sad.ops import operations as P
 from s2sad.ops.primitive import Primitive
 
-from second_order_cases import ARRAY, CONTRACT, ELEMENTWISE, MATH, normal, off_integers
+from second_order_cases import ARRAY, CONTRACT, ELEMENTWISE, MATH, SPECIAL, normal, \
+    off_integers
 from second_order_linalg_cases import LINALG
 from second_order_nn_cases import FixedDraws, NN
 
 
-CASES = MATH + ARRAY + NN + CONTRACT + ELEMENTWISE + LINALG
+CASES = MATH + ARRAY + NN + CONTRACT + ELEMENTWISE + LINALG + SPECIAL
 
 #: Differentiable primitives deliberately left without a second-order case, with
 #: the reason.  Empty where SciPy is installed: every one has a case.
-NO_CASE = {} if ELEMENTWISE[-1].prim == "Polygamma" else {
-    "Gammaln": "computed by SciPy at run time, which is not installed",
-    "Polygamma": "computed by SciPy at run time, which is not installed"}
+NO_CASE = {"NoGradient": "refuses every derivative (an argument with none in closed form)"}
+if not SPECIAL:
+    NO_CASE.update(dict.fromkeys(
+        ["Gammaln", "Polygamma", "Gamma", "Rgamma", "Erfinv", "Erfcinv", "LogNdtr", "Gammainc",
+         "Gammaincc", "Betainc", "Stdtr", "Bessel", "Convolve", "ConvolveCrop",
+         "ConvolvePad", "SolveSylvester", "Sqrtm"],
+        "computed by SciPy at run time, which is not installed"))
 
 
 # ================================================================== tests

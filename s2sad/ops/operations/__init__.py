@@ -10,3 +10,5 @@ from .linalg_ops import *  # noqa: F401,F403
 from .effect_ops import Assign, Print
 from . import elementwise_ops
 from .elementwise_ops import *  # noqa: F401,F403
+from . import special_ops
+from .special_ops import *  # noqa: F401,F403
