@@ -1,7 +1,8 @@
 """The command line every generated documentation page shares.
 
 ``write_or_check(render, path, command)``: ``--check`` exits 1 when the page
-on disk differs from what ``render()`` gives (the docs tests run it),
+on disk differs from what ``render()`` gives (the docs tests run it; ``same``
+may compare only the part the environment can reproduce),
 ``--stdout`` prints it, and no option (re)writes it.
 """
 import argparse
@@ -11,7 +12,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def write_or_check(render, path, command, description, argv=None):
+def write_or_check(render, path, command, description, argv=None, same=None):
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--check", action="store_true",
                         help="exit 1 if the file on disk differs from what would be written")
@@ -28,7 +29,7 @@ def write_or_check(render, path, command, description, argv=None):
                 current = f.read()
         except FileNotFoundError:
             current = None
-        if current != text:
+        if not (same(current, text) if same is not None else current == text):
             sys.stderr.write("%s is out of date: run `%s` and commit the result\n"
                              % (os.path.relpath(args.output, ROOT), command))
             return 1

@@ -127,8 +127,14 @@ def stats_polygamma(n, x):
 
 
 def stats_xlogy(x, y):
-    """``x * log(y)``, 0 where x == 0 (``scipy.special.xlogy``)."""
-    return _special("xlogy").xlogy(x, y)
+    """``x * log(y)``, 0 where x == 0 (``scipy.special.xlogy``, computed with NumPy: the
+    primitive also serves rules, which must not need SciPy)."""
+    x, y = np.asarray(x), np.asarray(y)
+    zero = x == 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.where(zero, 0, x * np.log(np.where(zero, np.ones_like(y), y)))
+    out = out.astype(np.result_type(x, y, np.float16), copy=False)
+    return out[()] if out.ndim == 0 else out
 
 
 def stats_xdivy(x, y):
