@@ -147,10 +147,6 @@ class RuntimeInputs:
         self.entries.append((var, path, None if path is not None else value))
         return var
 
-    def type_of(self, var):
-        """The type the value of the input ``var`` had while compiling."""
-        return self._types.get(var.id)
-
     def handle_for(self, var):
         """An input passing the object whose array ``var`` is (a Parameter to write
         into), read from the same place; ``None`` when ``var`` is no input."""

@@ -67,7 +67,7 @@ class Helpers:
         if hasattr(a, "shape"):
             return a
         dtype = getattr(like, "dtype", None)
-        return self.xp.asarray(a, dtype=dtype, device=getattr(like, "device", None))
+        return self.xp.asarray(a, dtype=dtype, device=_device(like))
 
     def sum_seed(self, x):
         """Ones shaped like ``x``: the seed of ``sum(x)`` broadcast back to ``x``."""
@@ -81,7 +81,7 @@ class Helpers:
             axes = axis if isinstance(axis, (tuple, list)) else (axis,)
             for a in {a % len(shape) for a in axes}:
                 n //= shape[a]
-        one = self.xp.ones((), dtype=x.dtype, device=x.device)
+        one = self.xp.ones((), dtype=x.dtype, device=_device(x))
         return (-one if sign < 0 else one) / n
 
     def math_sum(self, x, axis=None, keepdims=False):
@@ -135,7 +135,7 @@ class Helpers:
     def getitem_grad(self, dout, x, index):
         """Zeros like ``x`` with ``dout`` added at ``index`` (repeated positions add up)."""
         xp = self.xp
-        out = xp.zeros(shape_of(x), dtype=dout.dtype, device=dout.device)
+        out = xp.zeros(shape_of(x), dtype=dout.dtype, device=_device(dout))
         return self._add_at(out, index, dout)
 
     def _add_at(self, out, index, d):
@@ -157,7 +157,7 @@ class Helpers:
         """The flat position in ``x`` of each element ``x[index]`` reads."""
         xp = self.xp
         shape = shape_of(x)
-        return xp.reshape(xp.arange(prod(shape), device=x.device), shape)[index]
+        return xp.reshape(xp.arange(prod(shape), device=_device(x)), shape)[index]
 
     def array_setitem(self, x, index, value):
         """A copy of ``x`` with ``value`` written at ``index`` (functional ``x[index] = value``)."""
@@ -212,6 +212,11 @@ class _Shaped:
     def of(self, shape):
         self.shape = tuple(shape)
         return self
+
+
+def _device(x):
+    """The device of ``x`` (None where it has none: a number, a value ``jax.jit`` traces)."""
+    return getattr(x, "device", None)
 
 
 def _axes(axis):
