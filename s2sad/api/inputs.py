@@ -14,6 +14,7 @@ import numpy as np
 
 from .. import tracebacks
 from .. import driver as G
+from ..backend.namespaces import foreign_grad
 from ..tensor import Tensor, _wrap as _tensor_of
 
 
@@ -208,6 +209,8 @@ def _build(it, value, spec, complex_ok=False):
             return g            # the common case, without the general checks' calls
         check_grad_shape(g, value, "an input")
         return wrap_like(g, value, complex_ok)
+    if kind == "xarray":
+        return foreign_grad(next(it), value)
     if kind == "mutable":
         inner = value.value
         if isinstance(inner, (tuple, list)):

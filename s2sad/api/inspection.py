@@ -33,6 +33,9 @@ def get_source(grad_fn: Callable[..., Any], *args: Any, standalone: bool = False
     compiled = _compiled(grad_fn, args)
     if standalone:
         return SourceText(module_source(compiled))
+    backend = getattr(compiled, "backend", None)
+    if backend is not None:     # the library it runs on, and whether under a compiler
+        return SourceText("# %s\n%s" % (backend.run_mode(compiled.fn), compiled.source))
     return SourceText(compiled.source)
 
 

@@ -14,6 +14,7 @@ import numpy as np
 from .. import driver as G
 from .. import tracebacks
 from ..errors import S2SADError
+from ..backend.namespaces import library_of
 from .args import (as_like, aux_bare, check_aux_output, check_has_aux, check_scalar,
                    is_tensor_like, leaves_of, raw, target_of, wrap_out)
 from .functional import Positions, grad, normalize_positions, selected_grad_function
@@ -45,6 +46,12 @@ def _check_jac_args(args, positions, api):
         if p >= n:
             raise IndexError("grad_position %d is out of range: the function was called "
                              "with %d input%s" % (p, n, "" if n == 1 else "s"))
+        library = library_of(args[p])
+        if library is not None:
+            raise TypeError("For '%s', the input at grad_position %d is a %s array, but the "
+                            "Jacobian functions take NumPy arrays and Tensors only; use grad, "
+                            "vjp or jvp for %s arrays (docs/backends.md)"
+                            % (api, p, library, library))
         if not is_tensor_like(args[p]):
             raise TypeError("For '%s', the input at grad_position %d must be a Tensor or an "
                             "array, but got %s" % (api, p, type(args[p]).__name__))

@@ -11,21 +11,24 @@ from .. import runtime
 from ..runtime.userlines import pointing_at_user_lines
 
 
-def compile_source(source, name, constants, where=None, shown=None):
+def compile_source(source, name, constants, where=None, shown=None, backend=None):
     """Exec ``source`` (defining function ``name``) and return that function.
 
     The source is registered with ``linecache`` under a name derived from its
     hash, so tracebacks and ``pdb`` show the generated lines -- those of
     ``shown``, the printed form of the same lines, when given; with ``where``
     (location comment -> user's ``Loc``, from codegen) an exception raised
-    inside it also names the user's file and line.
+    inside it also names the user's file and line.  ``backend``: the array
+    library (``namespaces.Backend``) whose ``xp`` and ``rt`` the code calls,
+    None for NumPy.
     """
     digest = hashlib.sha1(source.encode()).hexdigest()[:12]
     filename = "<s2sad %s %s>" % (name, digest)
     lines = (shown or source).splitlines(True)
     linecache.cache[filename] = (len(shown or source), None, lines, filename)
     # ``random``: the module of Python's own random draws a user's function makes
-    namespace = {"xp": np, "rt": runtime, "random": random, "logging": logging,
+    xp, rt = (np, runtime) if backend is None else (backend.xp, backend.rt)
+    namespace = {"xp": xp, "rt": rt, "random": random, "logging": logging,
                  "warnings": warnings, "__name__": "s2sad_generated"}
     namespace.update(constants)
     exec(compile(source, filename, "exec"), namespace)

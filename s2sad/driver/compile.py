@@ -15,16 +15,17 @@ from ..ir.primitive import complex_mode, compiling_complex
 from ..backend.codegen import CodeGen
 from ..backend.outline import outline
 from ..backend.compile import compile_source
-from ..backend.recursion import compile_groups
+from ..backend.recursion import compile_groups, groups_in
 from ..ad.reverse import reverse
 from ..ad.forward import forward
 from ..ad.taylor import taylor_objective, Unsupported
-from ..errors import S2SADError
+from ..errors import CompileError, S2SADError
 from ..frontend.guards import FN
 from ..opt import pipeline
 from ..opt.pipeline import current as current_options
 from ..saved_graphs import saving_graphs
-from .specs import check_aux_structure, has_runtime_leaves, is_complex_spec
+from ..backend.namespaces import check_supported, library_of_type
+from .specs import backend_of, check_aux_structure, has_runtime_leaves, is_complex_spec
 from .tracing import trace, display_path
 
 
@@ -44,11 +45,15 @@ def _gradients_of(what, t):
 
 
 @saving_graphs     # set_context(save_graphs=True) writes each compiled entry to files
-def _finish(ir, t, header, **kw):
-    """Simplify, generate and compile ``ir``; bundle it with its trace."""
+def _finish(ir, t, header, backend=None, **kw):
+    """Simplify, generate and compile ``ir``; bundle it with its trace.
+
+    ``backend``: the array library the arguments are from (``backend_of``),
+    None for NumPy; the same source is compiled against its namespace.
+    """
     names = [getattr(v, "hint", None) for v in leaves(ir.result)]
     ir.scalar_ids = t.scalar_ids        # the inputs every derived program shares
-    ir = pipeline.run(pipeline.FINAL, ir)
+    ir = pipeline.run(pipeline.FINAL if backend is None else pipeline.FINAL_ANY_LIBRARY, ir)
     _keep_result_names(ir, names)
     gen = CodeGen(release=current_options().release)
     title = "%s of %s (%s)" % (header, t.display, display_path(t.info.filename))
@@ -61,14 +66,53 @@ def _finish(ir, t, header, **kw):
     else:
         source = gen.function(ir, header=title)
     shown = gen.readable(source)
-    callable_ = compile_source(source, ir.name, gen.consts.namespace(), gen.where, shown=shown)
+    constants = gen.consts.namespace()
+    if backend is not None:
+        _refuse_recursion(ir, t, backend)
+        check_supported(source, ir, backend)
+        _refuse_numpy_inputs(t, backend)
+        constants = {k: backend.constant(v) for k, v in constants.items()}
+    callable_ = compile_source(source, ir.name, constants, gen.where, shown=shown,
+                               backend=backend)
+    if backend is not None and current_options().backend_jit:
+        callable_ = backend.jitted(callable_)
     # functions a runtime recursion calls, compiled apart, shown after the program
     shown = "\n\n".join([shown.rstrip("\n")] + compile_groups(ir)) + "\n"
     return Compiled(forward=t.forward, grad_ir=ir, source=shown, executed_source=source,
+                    backend=backend,
                     constants=gen.consts, fn=callable_,
                     check=t.builder.guards.compile(), guards=t.builder.guards,
                     inputs=t.builder.inputs, result_structure=t.result, info=t.info,
                     hints=t.hints, display=t.display, complex=complex_mode(), **kw)
+
+
+def _refuse_recursion(ir, t, backend):
+    """Runtime recursion compiles its functions against NumPy only (for now)."""
+    if any(True for _ in groups_in(ir)):
+        raise CompileError("%s calls itself with a depth known only at run time, which s2sad "
+                           "runs on NumPy arrays only; pass NumPy arrays, or write the "
+                           "recursion as a loop" % t.display, t.info.loc(t.info.tree))
+
+
+def _refuse_numpy_inputs(t, backend):
+    """Refuse a program that reads NumPy data when it runs (a Cell's Parameters, a
+    global array) while its arguments are arrays of another library.
+
+    Globals and Parameters are inputs read on every call; arrays of the
+    arguments' own library are fine there, NumPy's would mix libraries.
+    """
+    inputs = t.builder.inputs
+    numpy_data = [var for var, _path, _obj in inputs.entries
+                  if library_of_type(inputs.type_of(var)) != backend.library]
+    if numpy_data or t.weight_vars:
+        names = sorted({v.hint for v in numpy_data + list(t.weight_vars)
+                        if v.hint and v.hint != "const"})
+        raise TypeError(
+            "this program reads NumPy data when it runs (%s), but its arguments are %s "
+            "arrays; s2sad does not mix libraries: convert that data where it is defined "
+            "(a global array, a Cell's Parameters) to a %s array, or pass it as an argument"
+            % (", ".join(names) or "a global or closure array", backend.library,
+               backend.library))
 
 
 def _keep_result_names(ir, names):
@@ -139,6 +183,7 @@ def compile_grad(fn, root, args, specs, weights, weight_paths, sens_spec=None,
     objective is differentiated (``has_aux``); ``holomorphic``: a program with
     complex inputs may have a complex output (else it is checked to be real).
     """
+    backend = backend_of(specs + (sens_spec,) if sens_spec not in (None, "auto") else specs)
     t = trace(fn, root, args, specs, weights, weight_paths)
     if head_only:
         check_aux_structure(t.result)
@@ -151,8 +196,8 @@ def compile_grad(fn, root, args, specs, weights, weight_paths, sens_spec=None,
     ir = reverse(t.forward, wrt_inputs + t.weight_vars, sens=sens,
                  name=t.qualname + "_grad" * (t.gradients + 1), return_value=return_value,
                  head_only=head_only)
-    return _finish(ir, t, "s2sad: " + _gradients_of("gradient", t), n_flat=len(wrt_inputs),
-                   weights=list(weights))
+    return _finish(ir, t, "s2sad: " + _gradients_of("gradient", t), backend,
+                   n_flat=len(wrt_inputs), weights=list(weights))
 
 
 @_complex_aware
@@ -163,6 +208,7 @@ def compile_nested(fn, root, args, specs, order, origin=(FN,)):
     ``None`` when Taylor mode does not apply (see ``taylor.py``): the caller
     then differentiates the gradient program again, order by order.
     """
+    backend = backend_of(specs)
     t = trace(fn, root, args, specs, origin=origin)
     wrt = select_inputs(t.abstract, "first")
     if len(wrt) != 1 or complex_mode():     # no complex Taylor rules: nested reverse mode
@@ -175,7 +221,7 @@ def compile_nested(fn, root, args, specs, order, origin=(FN,)):
     objective = pipeline.run(pipeline.OBJECTIVE, objective)
     ir = reverse(objective, wrt, name="%s_grad%d" % (t.qualname, order))
     ir.shape_pairs.extend(pairs)
-    return _finish(ir, t, "s2sad: order-%d gradient" % order, n_flat=1, weights=[])
+    return _finish(ir, t, "s2sad: order-%d gradient" % order, backend, n_flat=1, weights=[])
 
 
 @_complex_aware
@@ -186,9 +232,10 @@ def compile_jvp(fn, root, args, specs):
     The compiled function takes the inputs' runtime leaves, the Cell's runtime
     inputs, then one tangent per input leaf, and returns ``(out, t_out)``.
     """
+    backend = backend_of(specs)
     t = trace(fn, root, args, specs)
     ir = forward(t.forward, t.flat_inputs, name=t.qualname + "_grad" * t.gradients + "_jvp")
-    return _finish(ir, t, "s2sad: " + _gradients_of("forward-mode derivative", t),
+    return _finish(ir, t, "s2sad: " + _gradients_of("forward-mode derivative", t), backend,
                    n_flat=len(t.flat_inputs))
 
 
@@ -200,9 +247,10 @@ def compile_forward(fn, root, args, specs):
     The compiled function takes the inputs' runtime leaves then the Cell's
     runtime inputs (``entry.inputs``) and returns what ``fn`` returns.
     """
+    backend = backend_of(specs)
     t = trace(fn, root, args, specs)
     ir = pipeline.run(pipeline.SIMPLIFY, t.forward)
-    return _finish(ir, t, "s2sad: compiled forward", n_flat=len(t.flat_inputs))
+    return _finish(ir, t, "s2sad: compiled forward", backend, n_flat=len(t.flat_inputs))
 
 
 def _check_real_output(forward, head_only):
@@ -260,7 +308,7 @@ def _sens_structure(result, sens_spec, sens_value, info, inert=frozenset()):
             # an output no gradient flows through (a shape, a constant) with a sens of
             # Python numbers, as MindSpore takes a shape's own value: it seeds nothing
             return Const(None)
-        if spec[0] not in ("tensor", "array", "npscalar", "mutable"):
+        if spec[0] not in ("tensor", "array", "npscalar", "mutable", "xarray"):
             raise ValueError(
                 "For 'GradOperation', the sens%s must be a Tensor matching the output%s, "
                 "but got %s" % (path, path, _describe_value(value)))

@@ -8,6 +8,7 @@ flattens its arguments the same way (``flatten_runtime``).
 """
 import numpy as np
 
+from ..backend.namespaces import backend_for, device_of, library_of
 from ..ir import Var, Const
 from ..frontend import resolve
 
@@ -77,6 +78,11 @@ def _arg_spec_slow(value):
     if isinstance(value, np.ndarray):
         _SPEC_BY_TYPE[t] = _array_spec
         return _array_spec(value)
+    library = library_of(value)
+    if library is not None:
+        # the library and device choose the code's ``xp``: both are part of the key
+        _SPEC_BY_TYPE[t] = lambda v: ("xarray", library, device_of(v))
+        return _SPEC_BY_TYPE[t](value)
     if isinstance(value, np.generic):
         spec = ("npscalar", t)
         _SPEC_BY_TYPE[t] = lambda v: spec
@@ -105,7 +111,51 @@ def is_complex_spec(spec):
 
 
 def is_differentiable_spec(spec):
-    return spec[0] in ("tensor", "array", "npscalar", "mutable")
+    return spec[0] in ("tensor", "array", "npscalar", "mutable", "xarray")
+
+
+def backend_of(specs):
+    """The ``Backend`` for arguments of these specs, or None for NumPy.
+
+    Arrays of another library (``("xarray", library, device)``) choose it;
+    they cannot be mixed with NumPy arrays, Tensors or NumPy scalars, nor
+    with arrays of another library or device (a ``TypeError`` says what to
+    convert).
+    """
+    found, numpy_kind = set(), None
+    for spec in _leaf_specs(specs):
+        if spec[0] == "xarray":
+            found.add(spec[1:])
+        elif spec[0] in ("array", "tensor", "npscalar"):
+            numpy_kind = spec[0]
+    if not found:
+        return None
+    if len(found) > 1:
+        raise TypeError(
+            "the arguments are arrays of different libraries or devices (%s); s2sad runs "
+            "one program on one library and device: convert them to one"
+            % ", ".join("%s on %s" % f for f in sorted(found)))
+    (library, device), = found
+    if numpy_kind is not None:
+        what = {"array": "a NumPy array", "tensor": "an s2sad Tensor",
+                "npscalar": "a NumPy scalar"}[numpy_kind]
+        raise TypeError(
+            "the arguments mix %s arrays with %s; s2sad does not convert between libraries: "
+            "convert the NumPy data first (for PyTorch torch.as_tensor(a), for JAX "
+            "jax.numpy.asarray(a)), or pass NumPy arrays only" % (library, what))
+    return backend_for(library, device)
+
+
+def _leaf_specs(specs):
+    for spec in specs:
+        if spec is None or not isinstance(spec, tuple) or not spec:
+            continue
+        if spec[0] in ("tuple", "list"):
+            yield from _leaf_specs(spec[1:])
+        elif spec[0] == "mutable" and spec[1] is not None:
+            yield from _leaf_specs(spec[1][1:])
+        else:
+            yield spec
 
 
 def has_runtime_leaves(spec):
@@ -126,7 +176,7 @@ def abstract_args(values, specs, hints):
 def _abstract(value, spec, hint, flat):
     """``value``'s Vars and Consts; each new Var is appended to ``flat``."""
     kind = spec[0]
-    if kind in ("tensor", "array", "npscalar"):
+    if kind in ("tensor", "array", "npscalar", "xarray"):
         var = Var(hint)
         flat.append(var)
         return var
@@ -174,7 +224,7 @@ def _flatten_into(out, value, spec):
     kind = spec[0]
     if kind == "tensor":
         out.append(value._data)
-    elif kind in ("array", "npscalar"):
+    elif kind in ("array", "npscalar", "xarray"):
         out.append(value)
     elif kind == "mutable":
         inner = value.value

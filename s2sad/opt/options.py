@@ -24,11 +24,14 @@ class CompileOptions:
     differentiate the gradient program again, order by order.
     ``disabled_passes``: names (``PASS_NAMES``) of passes to skip.
     ``release``: generated code deletes each temporary after its last read.
+    ``backend_jit``: code compiled for JAX arrays runs under ``jax.jit`` when
+    its control flow allows (``docs/backends.md``); other code is unchanged.
     """
 
     taylor: bool = True
     disabled_passes: frozenset = frozenset()
     release: bool = True
+    backend_jit: bool = False
 
     def __post_init__(self):
         names = self.disabled_passes

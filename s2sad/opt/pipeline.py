@@ -47,6 +47,11 @@ FINAL = (verify, ones_to_shape, seed_without_reduction,
          restore_unfolded, verify,
          read_broadcasts_unexpanded, dce, seed_each_of_mean, sum_matmul_grads)
 
+#: passes that write calls of helpers only NumPy has (stacked loop rows, matmul
+#: gradients summed per batch): ``FINAL`` without them serves other array libraries
+NUMPY_ONLY = (batch_popped, sum_matmul_grads)
+FINAL_ANY_LIBRARY = tuple(p for p in FINAL if p not in NUMPY_ONLY)
+
 #: optimisations made while differentiating rather than by a pass: reverse
 #: mode skipping the adjoint of a value only shifted by a constant
 #: (``ad.shift.constant_shifts``)

@@ -1,6 +1,7 @@
 """Helpers that generated code calls as ``rt.<name>``.
 
-Generated code reaches arrays through ``xp`` (NumPy today) and these helpers,
+Generated code reaches arrays through ``xp`` (NumPy, or the arguments' library:
+``backend/namespaces.py``) and these helpers,
 never through hard-coded ``np.`` calls, so another array library can be put in
 their place without touching the AD.  Each helper is one primitive's body when
 NumPy has no single call for it.

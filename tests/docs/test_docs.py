@@ -63,6 +63,7 @@ import pytest
 from repo import ROOT
 PAGES = sorted(glob.glob(os.path.join(ROOT, "docs", "guide*.md")))
 OTHER_TESTS = {"docs/errors.md": "test_errors_doc.py",
+               "docs/backends.md": "test_backends_doc.py",
                "docs/primitives.md": "test_primitives_doc.py"}
 
 

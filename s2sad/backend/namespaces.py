@@ -1,0 +1,196 @@
+"""Which array library runs the generated code: NumPy, or the inputs' own.
+
+Generated code reaches arrays through two names, ``xp`` and ``rt``.  NumPy
+binds them to ``numpy`` and ``s2sad.runtime``; for the arrays of another
+library (a ``torch.Tensor``, a ``jax.Array``) the same code is compiled
+again with ``xp`` its array-API namespace (from ``array-api-compat``, the
+maintained adapter, rather than a table of our own) and ``rt`` the
+helpers of ``runtime/rt_neutral.py``.  A name the code calls that the
+library's namespace or those helpers lack is refused while compiling,
+naming the primitive (never converted through NumPy).
+"""
+import re
+import types
+
+import numpy as np
+
+from ..errors import CompileError
+
+#: the module an array type comes from -> the library s2sad knows it as
+_LIBRARIES = {"torch": "torch", "jax": "jax", "jaxlib": "jax", "cupy": "cupy"}
+#: libraries whose generated code is tested (``tests/backends``)
+SUPPORTED = ("torch", "jax")
+#: what to install for each supported library (messages)
+EXTRAS = {"torch": "s2sad[torch]", "jax": "s2sad[jax]"}
+
+
+def library_of(value):
+    """The name of the array library ``value`` belongs to (not NumPy), or None."""
+    library = library_of_type(type(value))
+    if library is None or not hasattr(value, "shape"):
+        return None
+    return library
+
+
+def library_of_type(tp):
+    """The library (not NumPy) whose module defines the type ``tp``, or None."""
+    return _LIBRARIES.get(tp.__module__.partition(".")[0])
+
+
+def device_of(value):
+    """The device an array of another library is on, as a string (``"cpu"``)."""
+    device = getattr(value, "device", None)
+    if callable(device):            # older JAX: a method
+        device = device()
+    return str(device)
+
+
+class Backend:
+    """``xp`` and ``rt`` for one library and device, and how values reach them."""
+
+    def __init__(self, library, device, xp, rt):
+        self.library, self.device, self.xp, self.rt = library, device, xp, rt
+
+    def __repr__(self):
+        return "Backend(%s, %s)" % (self.library, self.device)
+
+    def constant(self, value):
+        """A NumPy array constant of the program as an array of this library."""
+        if isinstance(value, np.ndarray) and value.dtype.kind in "biufc":
+            return self.xp.asarray(value, device=self._device())
+        return value
+
+    def _device(self):
+        if self.library == "torch":
+            return self.device
+        return None                 # JAX puts constants on its default device
+
+
+    def run_mode(self, fn):
+        """How ``fn`` (compiled for this backend) runs, in words (``get_source``'s header)."""
+        mode = getattr(fn, "__s2sad_run_mode__", "op by op")
+        return "runs on %s arrays (%s), %s" % (self.library, self.device, mode)
+
+    def jitted(self, fn):
+        """``fn`` under ``jax.jit`` (for JAX; other libraries run it op by op)."""
+        if self.library != "jax":
+            return fn
+        return JaxJitted(fn)
+
+
+class JaxJitted:
+    """Generated code under ``jax.jit``, op by op once its control flow reads a value.
+
+    ``jax.jit`` traces the code with abstract arrays: Python control flow on
+    a value (``if loss > 0``, a ``while`` loop until convergence) cannot be
+    traced, and JAX says so on the first call.  Then the code runs op by op
+    from that call on (the same source, the same values), and
+    ``__s2sad_run_mode__`` (``get_source``'s header) says so and why.
+    """
+
+    def __init__(self, fn):
+        import jax
+        self.fn = fn
+        self.jax_fn = jax.jit(fn)
+        self.untraceable = (jax.errors.ConcretizationTypeError,
+                            jax.errors.TracerBoolConversionError,
+                            jax.errors.TracerIntegerConversionError)
+        self.__s2sad_run_mode__ = "jax.jit"
+        for name in ("__s2sad_source__", "__s2sad_filename__", "__name__", "__qualname__"):
+            setattr(self, name, getattr(fn, name))
+
+    def __call__(self, *args):
+        if self.jax_fn is not None:
+            try:
+                return self.jax_fn(*args)
+            except self.untraceable as err:
+                self.jax_fn = None
+                reason = str(err).strip().splitlines()[0][:120]
+                self.__s2sad_run_mode__ = ("op by op: jax.jit cannot trace its control flow "
+                                           "(%s)" % reason)
+        return self.fn(*args)
+
+
+_BACKENDS = {}
+
+
+def backend_for(library, device):
+    """The ``Backend`` of ``library`` on ``device`` (made once; raises if unsupported)."""
+    key = (library, device)
+    backend = _BACKENDS.get(key)
+    if backend is None:
+        backend = _BACKENDS[key] = _make_backend(library, device)
+    return backend
+
+
+def _make_backend(library, device):
+    if library not in SUPPORTED:
+        raise TypeError(
+            "s2sad cannot run generated code on %s arrays yet (supported: NumPy, %s); "
+            "pass NumPy arrays (e.g. x.get() for CuPy) or arrays of a supported library"
+            % (library, ", ".join(SUPPORTED)))
+    try:
+        import array_api_compat
+    except ImportError:
+        raise ImportError("running on %s arrays needs the package 'array-api-compat': "
+                          "pip install %s" % (library, EXTRAS[library])) from None
+    from ..runtime.rt_neutral import extend_namespace, runtime_for
+    if library == "torch":
+        import array_api_compat.torch as compat
+    else:
+        import jax.numpy as compat      # JAX's own namespace follows the array API
+    xp = types.ModuleType("s2sad_xp_" + library)
+    xp.__dict__.update((k, v) for k, v in vars(compat).items() if not k.startswith("__"))
+    extend_namespace(xp)
+    xp.__array_api_compat__ = array_api_compat
+    return Backend(library, device, xp, runtime_for(xp, library))
+
+
+_CALLED = re.compile(r"\b(xp|rt)\.(\w+)")
+
+
+def check_supported(source, ir, backend):
+    """Raise a ``CompileError`` if ``source`` calls a name ``backend`` does not have.
+
+    The error names the primitive whose code calls it (and its line in the
+    user's code when known), and the library.
+    """
+    for space, name in sorted(set(_CALLED.findall(source))):
+        if not hasattr(getattr(backend, space), name):
+            prim, loc = _calling(ir, "%s.%s" % (space, name))
+            raise CompileError(
+                "the primitive %s has no implementation for %s arrays yet (its code calls "
+                "%s.%s, which s2sad has only for NumPy); pass NumPy arrays to run this "
+                "program" % (prim, backend.library, space, name), loc)
+
+
+def _calling(ir, call):
+    """The name and location of a primitive of ``ir`` whose code calls ``call``."""
+    from ..ir.nodes import walk_ops
+    for op in walk_ops(ir.body):
+        try:
+            text = op.prim.emit(*["a%d" % i for i in range(len(op.args))])
+        except Exception:       # a primitive whose code depends on its arguments' kinds
+            continue
+        if call in text:
+            return op.prim.name, op.loc
+    return "behind '%s'" % call, None
+
+
+def foreign_grad(g, like):
+    """``g`` as the gradient of ``like``, an array of another library: its type and dtype."""
+    if type(g) is type(like) and g.dtype == like.dtype and tuple(g.shape) == tuple(like.shape):
+        return g
+    xp = backend_for(library_of(like), device_of(like)).xp
+    if not hasattr(g, "shape"):             # a Python number: a zero gradient
+        g = xp.asarray(g, dtype=like.dtype, device=like.device)
+    elif g.dtype != like.dtype:
+        g = xp.astype(g, like.dtype)
+    if tuple(g.shape) != tuple(like.shape):
+        if g.shape:
+            raise AssertionError(
+                "internal error: the gradient of an input has shape %s but the input has "
+                "shape %s; please report this with the program that triggered it"
+                % (list(g.shape), list(like.shape)))
+        g = xp.broadcast_to(g, tuple(like.shape))     # a zero gradient, as a 0-d array
+    return g

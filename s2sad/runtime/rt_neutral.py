@@ -1,0 +1,258 @@
+"""The ``rt`` helpers generated code calls when its arrays are not NumPy's.
+
+The generated code is the same for every array library; only the names
+``xp`` and ``rt`` are bound differently (``backend/namespaces.py``).  The
+NumPy helpers of ``rt`` use what only NumPy has (``np.add.at``, a ufunc's
+``reduce``, ``out=``, reference counts), so the common ones are written again
+here against the array API standard (``xp.sum(x, axis=..., keepdims=...)``),
+with a library's own call only where the standard has none (adding into
+repeated positions).  A helper missing here is refused when compiling, with
+the primitive that needs it named, never converted through NumPy.
+"""
+import types
+from math import prod
+
+from . import (UNDEFINED, check_assert, check_defined, constexpr, expand_reduced,
+               inverse_permutation, reduce_axes, reduced_count, _basic_index, _summed_axes)
+from .rt_array import array_unpack
+
+#: helpers of ``rt`` that only do shape arithmetic or call methods every array
+#: library has (``x.reshape``): the same functions serve every library
+SHARED = {f.__name__: f for f in (check_assert, check_defined, expand_reduced,
+                                  inverse_permutation, reduce_axes, reduced_count,
+                                  array_unpack)}
+SHARED["UNDEFINED"] = UNDEFINED
+
+
+def shape_of(x):
+    """The shape of an array, or ``()`` for a Python number, as a tuple."""
+    shape = getattr(x, "shape", None)
+    return () if shape is None else tuple(shape)
+
+
+class ShapeOf:
+    """Stands for an array where only its shape is read (a loop's pushed value)."""
+
+    __slots__ = ("shape",)
+
+    def __init__(self, x):
+        self.shape = shape_of(x)
+
+
+class Helpers:
+    """The common helpers for one array namespace ``xp`` (``library``: its name)."""
+
+    def __init__(self, xp, library):
+        self.xp = xp
+        self.library = library
+
+    def unbroadcast(self, dx, x):
+        """Sum ``dx`` down to the shape of ``x`` (the adjoint of broadcasting)."""
+        shape, dshape = shape_of(x), shape_of(dx)
+        if dshape == shape:
+            return dx
+        axes = _summed_axes(dshape, shape)
+        out = self.xp.sum(dx, axis=axes, keepdims=True) if axes else dx
+        return self.xp.reshape(out, shape) if len(dshape) != len(shape) else out
+
+    def broadcast_like(self, a, x):
+        """``a`` broadcast to the shape of ``x`` (the adjoint of ``unbroadcast``)."""
+        shape = shape_of(x)
+        if shape_of(a) == shape:
+            return a
+        return self.xp.broadcast_to(self._array(a, x), shape)
+
+    def _array(self, a, like):
+        """``a`` as an array of ``like``'s library (a Python number: of its dtype)."""
+        if hasattr(a, "shape"):
+            return a
+        dtype = getattr(like, "dtype", None)
+        return self.xp.asarray(a, dtype=dtype, device=_device(like))
+
+    def sum_seed(self, x):
+        """Ones shaped like ``x``: the seed of ``sum(x)`` broadcast back to ``x``."""
+        return self.xp.ones_like(x)
+
+    def mean_seed(self, x, sign, axis=None):
+        """``sign / n``, ``n`` the count ``mean(x)`` (or ``mean(sum(x, axis))``) averages."""
+        shape = shape_of(x)
+        n = reduced_count(x, ())
+        if axis is not None:
+            axes = axis if isinstance(axis, (tuple, list)) else (axis,)
+            for a in {a % len(shape) for a in axes}:
+                n //= shape[a]
+        one = self.xp.ones((), dtype=x.dtype, device=_device(x))
+        return (-one if sign < 0 else one) / n
+
+    def math_sum(self, x, axis=None, keepdims=False):
+        return self.xp.sum(x, axis=_axes(axis), keepdims=keepdims)
+
+    def math_max(self, x, axis=None, keepdims=False):
+        return self.xp.max(x, axis=_axes(axis), keepdims=keepdims)
+
+    def math_min(self, x, axis=None, keepdims=False):
+        return self.xp.min(x, axis=_axes(axis), keepdims=keepdims)
+
+    def math_matmul_grad_a(self, d, x, y):
+        """The gradient of ``x @ y`` with respect to ``x``."""
+        xp = self.xp
+        xs, yn = shape_of(x), len(shape_of(y))
+        if len(xs) == 2 and yn == 2:
+            return xp.matmul(d, xp.matrix_transpose(y))
+        if len(xs) == 2 and yn == 1:
+            return d[:, None] * y[None, :]
+        if len(xs) == 1 and yn == 2:
+            return xp.matmul(y, d)
+        if len(xs) == 1 and yn == 1:
+            return d * y
+        y2 = y[..., None] if yn == 1 else y
+        d2 = d[..., None] if yn == 1 else d
+        if len(xs) == 1:
+            d2 = d2[..., None, :]
+        g = xp.matmul(d2, xp.matrix_transpose(y2))
+        return xp.reshape(self.unbroadcast(g, _Shaped().of(
+            (1,) + xs if len(xs) == 1 else xs)), xs)
+
+    def math_matmul_grad_b(self, d, x, y):
+        """The gradient of ``x @ y`` with respect to ``y``."""
+        xp = self.xp
+        ys, xn = shape_of(y), len(shape_of(x))
+        if xn == 2 and len(ys) in (1, 2):
+            return xp.matmul(d, x) if len(shape_of(d)) == 1 else \
+                xp.matmul(xp.matrix_transpose(x), d)
+        if xn == 1 and len(ys) == 2:
+            return x[:, None] * d[None, :]
+        if xn == 1 and len(ys) == 1:
+            return d * x
+        x2 = x[None, :] if xn == 1 else x
+        d2 = d[..., None, :] if xn == 1 else d
+        if len(ys) == 1:
+            d2 = d2[..., None]
+        g = xp.matmul(xp.matrix_transpose(x2), d2)
+        return xp.reshape(self.unbroadcast(g, _Shaped().of(
+            ys + (1,) if len(ys) == 1 else ys)), ys)
+
+    def getitem_grad(self, dout, x, index):
+        """Zeros like ``x`` with ``dout`` added at ``index`` (repeated positions add up)."""
+        xp = self.xp
+        out = xp.zeros(shape_of(x), dtype=dout.dtype, device=_device(dout))
+        return self._add_at(out, index, dout)
+
+    def _add_at(self, out, index, d):
+        """``out`` with ``d`` added at ``index``: in place for PyTorch, a new array for JAX."""
+        if self.library == "jax":
+            return out.at[index].add(d)
+        if _basic_index(index):
+            out[index] += d         # each position named once: in place is exact
+            return out
+        # repeated positions: each element's flat position, then one scatter-add
+        xp = self.xp
+        positions = self._positions(out, index)
+        d = xp.broadcast_to(self._array(d, out), positions.shape)
+        flat = xp.reshape(out, (-1,))
+        flat.index_add_(0, xp.reshape(positions, (-1,)), xp.reshape(d, (-1,)))
+        return out
+
+    def _positions(self, x, index):
+        """The flat position in ``x`` of each element ``x[index]`` reads."""
+        xp = self.xp
+        shape = shape_of(x)
+        return xp.reshape(xp.arange(prod(shape), device=_device(x)), shape)[index]
+
+    def array_setitem(self, x, index, value):
+        """A copy of ``x`` with ``value`` written at ``index`` (functional ``x[index] = value``)."""
+        if self.library == "jax":
+            return x.at[index].set(value)
+        out = self.xp.asarray(x, copy=True)
+        out[index] = value
+        return out
+
+    def array_setitem_value_grad(self, dout, index):
+        """``dout[index]``: the gradient of the value written by ``x[index] = value``.
+
+        When an integer-array index names one position twice, which write
+        survives is the library's choice (PyTorch leaves it unspecified), so
+        the gradient is refused rather than guessed.
+        """
+        if not _basic_index(index):
+            positions = self._positions(dout, index)
+            if prod(shape_of(self.xp.unique_values(positions))) != prod(shape_of(positions)):
+                raise ValueError(
+                    "x[index] = value writes one position of x several times; on %s arrays "
+                    "which write survives is not specified, so its gradient is not defined: "
+                    "use an index without repeated positions" % self.library)
+        return dout[index]
+
+    def accumulate_at(self, acc, index, d):
+        """``acc[index] += d`` (``acc`` is an accumulator no one else holds)."""
+        if index is Ellipsis:
+            return acc + d
+        return self._add_at(acc, index, d)
+
+    def check_sens(self, sens, out, path="output"):
+        """The sens, unless its shape differs from the output's (MindSpore's error)."""
+        if shape_of(sens) != shape_of(out):
+            raise ValueError(
+                "For 'GradOperation', the shape of sens (%s) must be the same as the "
+                "shape of the %s (%s); pass a sens of the forward output's shape."
+                % (list(shape_of(sens)), path, list(shape_of(out))))
+        return sens
+
+    @staticmethod
+    def spare(buf, *others):
+        """Never: only NumPy's ufuncs take ``out=`` (the plain expression runs)."""
+        return False
+
+
+class _Shaped:
+    """A stand-in with a given shape (what ``unbroadcast`` reads of its target)."""
+
+    __slots__ = ("shape",)
+
+    def of(self, shape):
+        self.shape = tuple(shape)
+        return self
+
+
+def _device(x):
+    """The device of ``x`` (None where it has none: a number, a value ``jax.jit`` traces)."""
+    return getattr(x, "device", None)
+
+
+def _axes(axis):
+    return tuple(axis) if isinstance(axis, list) else axis
+
+
+def extend_namespace(xp):
+    """Give the namespace ``xp`` what generated code calls beyond the standard.
+
+    ``xp.shape`` (NumPy's function, which loops call), and ``zeros_like`` /
+    ``ones_like`` of what NumPy also takes: a Python number (the zero or one
+    of its type) or ``None`` (the adjoint of a value a path never set).
+    """
+    zeros_like, ones_like = xp.zeros_like, xp.ones_like
+
+    def number_or(fn, value):
+        def like(x, *args, **kwargs):
+            if hasattr(x, "shape"):
+                return fn(x, *args, **kwargs)
+            return None if x is None else type(x)(value)
+        like.__name__ = fn.__name__
+        return like
+    xp.zeros_like = number_or(zeros_like, 0)
+    xp.ones_like = number_or(ones_like, 1)
+    xp.shape = shape_of
+
+
+def runtime_for(xp, library):
+    """The object generated code calls ``rt`` for arrays of ``library`` in namespace ``xp``."""
+    helpers = Helpers(xp, library)
+    rt = types.ModuleType("s2sad_rt_" + library)
+    rt.__dict__.update(SHARED)
+    for name in dir(Helpers):
+        if not name.startswith("_"):
+            rt.__dict__[name] = getattr(helpers, name)
+    rt.ShapeOf = ShapeOf
+    rt.shape_of = shape_of
+    rt.constexpr = constexpr
+    return rt

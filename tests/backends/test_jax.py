@@ -1,0 +1,74 @@
+"""Generated code run on JAX CPU arrays, op by op and under ``jax.jit``."""
+import numpy as np
+import pytest
+
+jax = pytest.importorskip(
+    "jax", reason="JAX is not installed (pip install -e '.[jax]' runs these tests)")
+pytest.importorskip("array_api_compat", reason="array-api-compat is not installed")
+
+import jax.numpy as jnp  # noqa: E402
+
+import s2sad  # noqa: E402
+from backend_cases import IDS, PROGRAMS, assert_same_gradients, numpy_and_other  # noqa: E402
+from catalogue import ENTRIES  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def float64():
+    """JAX keeps float64 only when asked; NumPy's results are float64."""
+    with jax.enable_x64(True):
+        yield
+
+
+@pytest.mark.parametrize("entry", PROGRAMS, ids=IDS)
+def test_catalogue_on_jax_matches_numpy(entry):
+    args, expected, got = numpy_and_other(entry, jnp.asarray)
+    assert_same_gradients(args, expected, got, jax.Array, np.asarray)
+    assert all(g.dtype == jnp.float64 for g in got)
+
+
+@pytest.mark.parametrize("name", ["mlp", "softmax_cross_entropy", "slices", "gather_rows"])
+def test_straight_line_programs_run_under_jax_jit(name):
+    entry = next(e for e in ENTRIES if e.name == name)
+    args, expected, _ = numpy_and_other(entry, jnp.asarray)
+    grad_fn = s2sad.grad(entry.fn, grad_position=tuple(range(len(args))))
+    with s2sad.options(backend_jit=True):
+        got = grad_fn(*map(jnp.asarray, args))
+        again = grad_fn(*map(jnp.asarray, args))
+    assert s2sad.get_source(grad_fn).splitlines()[0] == "# runs on jax arrays (cpu:0), jax.jit"
+    assert_same_gradients(args, expected, got, jax.Array, np.asarray)
+    assert_same_gradients(args, expected, again, jax.Array, np.asarray)
+
+
+def test_control_flow_on_values_falls_back_to_op_by_op():
+    entry = next(e for e in ENTRIES if e.name == "branch_positive")
+    args, expected, _ = numpy_and_other(entry, jnp.asarray)
+    grad_fn = s2sad.grad(entry.fn, grad_position=(0,))
+    with s2sad.options(backend_jit=True):
+        got = grad_fn(*map(jnp.asarray, args))
+        again = grad_fn(*map(jnp.asarray, args))
+    source = s2sad.get_source(grad_fn)
+    assert source.startswith("# runs on jax arrays (cpu:0), op by op: jax.jit cannot trace")
+    assert_same_gradients(args, expected, got, jax.Array, np.asarray)
+    assert_same_gradients(args, expected, again, jax.Array, np.asarray)
+
+
+def test_without_the_option_code_runs_op_by_op():
+    x = jnp.linspace(-1.0, 1.0, 4)
+
+    def f(x):
+        return np.sum(np.tanh(x) * x)
+    grad_f = s2sad.grad(f)
+    g = grad_f(x)
+    assert s2sad.get_source(grad_f).splitlines()[0] == "# runs on jax arrays (cpu:0), op by op"
+    xn = np.asarray(x)
+    np.testing.assert_allclose(np.asarray(g), np.tanh(xn) + xn / np.cosh(xn) ** 2, rtol=1e-12)
+
+
+def test_mixing_jax_and_torch_is_refused():
+    torch = pytest.importorskip("torch", reason="PyTorch is not installed")
+
+    def f(x, y):
+        return np.sum(x * y)
+    with pytest.raises(TypeError, match="different libraries or devices"):
+        s2sad.grad(f, grad_position=(0, 1))(jnp.ones(3), torch.ones(3, dtype=torch.float64))

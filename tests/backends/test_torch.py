@@ -1,0 +1,143 @@
+"""Generated code run on PyTorch CPU tensors: ``xp`` is the inputs' namespace."""
+import numpy as np
+import pytest
+
+torch = pytest.importorskip(
+    "torch", reason="PyTorch is not installed (pip install -e '.[torch]' runs these tests)")
+pytest.importorskip("array_api_compat", reason="array-api-compat is not installed")
+
+import s2sad  # noqa: E402
+from s2sad import driver as G  # noqa: E402
+from s2sad.errors import CompileError  # noqa: E402
+from backend_cases import IDS, PROGRAMS, assert_same_gradients, numpy_and_other  # noqa: E402
+from catalogue import ENTRIES  # noqa: E402
+
+
+def to_numpy(t):
+    return t.numpy()
+
+
+@pytest.mark.parametrize("entry", PROGRAMS, ids=IDS)
+def test_catalogue_on_torch_matches_numpy(entry):
+    args, expected, got = numpy_and_other(entry, torch.from_numpy)
+    assert_same_gradients(args, expected, got, torch.Tensor, to_numpy)
+    assert all(g.dtype == torch.float64 for g in got)
+
+
+def f(x, y):
+    return np.sum(np.sin(x) * y + np.tanh(x @ y))
+
+
+def test_gradients_keep_float32():
+    x = torch.linspace(-1, 1, 9, dtype=torch.float32).reshape(3, 3)
+    y = torch.tensor([0.5, -0.25, 1.0], dtype=torch.float32)
+    gx, gy = s2sad.grad(f, grad_position=(0, 1))(x, y)
+    assert gx.dtype == gy.dtype == torch.float32
+    ex, ey = s2sad.grad(f, grad_position=(0, 1))(x.numpy(), y.numpy())
+    np.testing.assert_allclose(gx.numpy(), ex, rtol=1e-5)
+    np.testing.assert_allclose(gy.numpy(), ey, rtol=1e-5)
+
+
+def test_second_order_and_other_transforms():
+    x = torch.linspace(-1, 1, 4, dtype=torch.float64)
+    xn = x.numpy()
+
+    def g(x):
+        return np.sum(np.sin(x) ** 3)
+    h = s2sad.grad(s2sad.grad(g))(x)
+    assert isinstance(h, torch.Tensor)
+    np.testing.assert_allclose(h.numpy(), s2sad.grad(s2sad.grad(g))(xn), rtol=1e-12)
+    value, d = s2sad.value_and_grad(g)(x)
+    assert isinstance(value, torch.Tensor) and isinstance(d, torch.Tensor)
+    np.testing.assert_allclose(d.numpy(), 3 * np.sin(xn) ** 2 * np.cos(xn), rtol=1e-12)
+    out, tangent = s2sad.jvp(g, (x,), (torch.ones_like(x),))
+    np.testing.assert_allclose(float(tangent), np.sum(3 * np.sin(xn) ** 2 * np.cos(xn)))
+    np.testing.assert_allclose(float(s2sad.jit(g)(x)), g(xn))
+
+
+def test_the_library_is_part_of_the_cache_key():
+    xn = np.linspace(-1, 1, 5)
+
+    def k(x):
+        return np.sum(np.exp(x) * x)
+    grad_k = s2sad.grad(k)
+    before = len(G.cache)
+    numpy_grad = grad_k(xn)
+    numpy_entry = grad_k.__s2sad_compiled__()
+    torch_grad = grad_k(torch.from_numpy(xn))
+    torch_entry = grad_k.__s2sad_compiled__()
+    again = grad_k(xn)
+    assert len(G.cache) == before + 2
+    assert numpy_entry is not torch_entry
+    assert numpy_entry.backend is None
+    assert torch_entry.backend.library == "torch"
+    assert torch_entry.backend.xp.sin is not np.sin
+    assert grad_k.__s2sad_compiled__() is numpy_entry
+    assert type(numpy_grad) is np.ndarray and type(again) is np.ndarray
+    assert isinstance(torch_grad, torch.Tensor)
+    np.testing.assert_allclose(torch_grad.numpy(), numpy_grad, rtol=1e-15)
+    source = s2sad.get_source(grad_k, torch.from_numpy(xn))
+    assert source.splitlines()[0] == "# runs on torch arrays (cpu), op by op"
+    assert not s2sad.get_source(grad_k, xn).startswith("# runs on")
+
+
+def test_mixed_libraries_are_refused():
+    x = torch.ones(3, dtype=torch.float64)
+    with pytest.raises(TypeError, match="mix torch arrays with a NumPy array.*torch.as_tensor"):
+        s2sad.grad(f, grad_position=(0, 1))(torch.ones(3, 3, dtype=torch.float64), np.ones(3))
+    with pytest.raises(TypeError, match="different libraries or devices"):
+        s2sad.grad(f, grad_position=(0, 1))(torch.ones(3, 3, device="meta"), x)
+
+
+def test_a_primitive_without_a_torch_helper_is_refused_while_compiling():
+    def running(x):
+        return np.sum(np.cumsum(x) * x)
+    with pytest.raises(CompileError) as err:
+        s2sad.grad(running)(torch.ones(3, dtype=torch.float64))
+    message = str(err.value)
+    assert "CumSum" in message and "torch arrays" in message and "rt.math_cumsum" in message
+    assert "np.cumsum(x)" in message        # the user's line, with a caret
+
+
+def test_a_cell_holding_numpy_parameters_is_refused():
+    net = next(e for e in ENTRIES if e.name == "small_net").fn
+    with pytest.raises(TypeError, match="reads NumPy data.*torch arrays"):
+        s2sad.grad(net)(torch.ones(2, 3, dtype=torch.float64))
+
+
+def test_a_global_numpy_array_is_refused():
+    idx = np.array([0, 2])
+
+    def gather(x):
+        return np.sum(x[idx])
+    assert s2sad.grad(gather)(np.ones(3)).tolist() == [1.0, 0.0, 1.0]
+    with pytest.raises(TypeError, match="reads NumPy data.*convert that data"):
+        s2sad.grad(gather)(torch.ones(3, dtype=torch.float64))
+
+
+def test_an_unsupported_library_is_named():
+    fake = type("ndarray", (), {"__module__": "cupy", "shape": (3,), "device": "gpu"})()
+    with pytest.raises(TypeError, match="cupy arrays yet"):
+        s2sad.grad(lambda x: x)(fake)
+
+
+def test_jacobians_say_they_take_numpy():
+    with pytest.raises(TypeError, match="'jacrev'.*torch array.*use grad, vjp or jvp"):
+        s2sad.jacrev(np.sin)(torch.ones(3, dtype=torch.float64))
+
+
+def test_repeated_positions_add_up_and_repeated_writes_are_refused():
+    idx = torch.tensor([0, 0, 2])     # a closure's array of the arguments' library
+
+    def gather(x):
+        return np.sum(x[idx] * np.array([1.0, 2.0, 3.0]))
+    g = s2sad.grad(gather)(torch.zeros(3, dtype=torch.float64))
+    np.testing.assert_allclose(g.numpy(), [3.0, 0.0, 3.0])
+
+    def overwrite(x, v):
+        y = x * 1.0
+        y[idx] = v
+        return np.sum(y)
+    with pytest.raises(ValueError, match="several times"):
+        s2sad.grad(overwrite, grad_position=(0, 1))(torch.zeros(3, dtype=torch.float64),
+                                                     torch.ones(3, dtype=torch.float64))
