@@ -248,10 +248,10 @@ def runtime_for(xp, library):
     """The object generated code calls ``rt`` for arrays of ``library`` in namespace ``xp``."""
     helpers = Helpers(xp, library)
     rt = types.ModuleType("s2sad_rt_" + library)
-    rt.__dict__.update(SHARED)
+    vars(rt).update(SHARED)
     for name in dir(Helpers):
         if not name.startswith("_"):
-            rt.__dict__[name] = getattr(helpers, name)
+            setattr(rt, name, getattr(helpers, name))
     rt.ShapeOf = ShapeOf
     rt.shape_of = shape_of
     rt.constexpr = constexpr
