@@ -77,11 +77,19 @@ def _first_derivative(fn, u, w):
 
     def directional_gradient(*xs):
         grads = grad_fn(*xs, u)
-        total = 0.0
-        for g, wi in zip(grads, w):
-            total = total + (g * wi).sum()
-        return total
+        return _pairing(grads, w)
     return directional_gradient
+
+
+def _pairing(g, w):
+    """``<g, w>`` summed over the leaves of matching tuples and lists (arguments such as
+    ``[a, [b, c]]`` whose arrays have different shapes)."""
+    if isinstance(g, (tuple, list)):
+        total = 0.0
+        for gi, wi in zip(g, w):
+            total = total + _pairing(gi, wi)
+        return total
+    return (g * w).sum()
 
 
 def check_grads(fn: Callable[..., Any], args: Sequence[Any], order: int = 1,

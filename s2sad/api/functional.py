@@ -34,7 +34,8 @@ from . import trees as T
 from .trees import has_trees
 from .fastpath import PackedFastPath
 from .args import check_has_aux, target_of
-from .packing import arrangement, aux_outputs_of, memoized, packed_function, select, take_at
+from .packing import arrangement, aux_outputs_of, keywords_as_positional, memoized, \
+    packed_function, select, take_at
 from ..tensor import Parameter
 
 #: ``grad_position`` of jacfwd, jacrev and hessian: one input's index, or several.
@@ -269,7 +270,9 @@ def _grad_chain(base, order):
     for _ in range(order):
         gf = GradOperation()(gf)
 
-    def grad_fn(*args):
+    def grad_fn(*args, **kwargs):
+        if kwargs:
+            args = keywords_as_positional(base, args, kwargs, (0,))
         # a constant first input with runtime ones after it (all constants: () and a warning)
         if args and not G.has_runtime_leaves(G.arg_spec(args[0])) \
                 and G.has_runtime_leaves(G.arg_spec(args)):
@@ -333,7 +336,9 @@ def _make_grad(fn, positions, single, weights, has_aux, with_value, holomorphic=
                           inspect_only)
 
     if with_value:
-        def value_and_grad_fn(*args):
+        def value_and_grad_fn(*args, **kwargs):
+            if kwargs:
+                args = keywords_as_positional(fn, args, kwargs, positions)
             if has_trees(args):
                 return tree_grad(args)
             rest, layout = arrangement(positions, len(args))
@@ -344,7 +349,9 @@ def _make_grad(fn, positions, single, weights, has_aux, with_value, holomorphic=
         return _inspectable(value_and_grad_fn, gf, positions, tree_grad)
 
     if has_aux:
-        def grad_aux_fn(*args):
+        def grad_aux_fn(*args, **kwargs):
+            if kwargs:
+                args = keywords_as_positional(fn, args, kwargs, positions)
             if has_trees(args):
                 return tree_grad(args)
             rest, layout = arrangement(positions, len(args))
@@ -352,7 +359,9 @@ def _make_grad(fn, positions, single, weights, has_aux, with_value, holomorphic=
             return select(grads, mode, single), aux_outputs(value)
         return _inspectable(grad_aux_fn, gf, positions, tree_grad)
 
-    def grad_fn(*args):
+    def grad_fn(*args, **kwargs):
+        if kwargs:
+            args = keywords_as_positional(fn, args, kwargs, positions)
         if has_trees(args):
             return tree_grad(args)
         rest, layout = arrangement(positions, len(args))

@@ -239,3 +239,36 @@ def first_output(fn):
             return _aux_head(fn(*args))
         return head
     return memoized(("head", fn), make)
+
+
+def keywords_as_positional(fn, args, kwargs, positions):
+    """``grad(f)(x, y=2.0)``: the keywords placed where ``fn``'s signature puts them.
+
+    Keywords name arguments that are not differentiated (as in autograd and
+    JAX); the skipped parameters between take their defaults.  A keyword that
+    names a differentiated position, a keyword-only parameter or ``**kwargs``
+    is refused: pass such values positionally, or close over them.
+    """
+    name = getattr(fn, "__name__", type(fn).__name__)
+    try:
+        bound = signature(fn).bind(*args, **kwargs)
+    except (TypeError, ValueError) as e:
+        raise TypeError("gradient of %r called with keyword arguments %s: %s"
+                        % (name, ", ".join(sorted(kwargs)), e)) from None
+    bound.apply_defaults()
+    params = list(bound.signature.parameters.values())
+    out = []
+    for i, p in enumerate(params):
+        if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            if p.name in kwargs or (p.kind == p.VAR_KEYWORD and bound.arguments[p.name]):
+                raise TypeError("gradient of %r: keyword argument %r is not a positional "
+                                "parameter of the function; pass it positionally or close "
+                                "over it" % (name, p.name))
+            if p.kind == p.VAR_POSITIONAL:
+                out.extend(bound.arguments[p.name])
+            continue
+        if p.name in kwargs and i in positions:
+            raise TypeError("gradient of %r: argument %r is differentiated (position %d), so "
+                            "pass it positionally, not as a keyword" % (name, p.name, i))
+        out.append(bound.arguments[p.name])
+    return tuple(out)

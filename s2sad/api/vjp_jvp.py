@@ -20,7 +20,7 @@ from .gradoperation import GradOperation
 from .gradfunction import fn_key
 from .inputs import UnfitInput, name_input, refuse_complex
 from .args import (as_like, as_tuple, aux_bare, check_aux_output, check_has_aux,
-                   is_tensor_like, raw, target_of, wrap_out)
+                   is_tensor_like, leaves_of, raw, target_of, wrap_out)
 from .functional import user_param_names
 from .packing import first_output, memoized
 from . import trees as T
@@ -114,7 +114,7 @@ def _jvp_raw(fn, inputs, v):
     refuse_complex_inputs(fn, inputs, "jvp", python_only=True)
     # complex tangents need the program compiled for complex inputs
     refuse_complex_inputs(fn, v, "jvp", "the tangent",
-                          python_only=any(np.iscomplexobj(a) for a in inputs))
+                          python_only=any(np.iscomplexobj(a) for a in leaves_of(inputs)))
     entry, root, specs = jvp_compiled(fn, inputs, v)
     tangents = []
     for i, (a, t, s) in enumerate(zip(inputs, v, specs)):

@@ -12,7 +12,7 @@ __all__ = [
     "array_broadcast_to", "array_flatten", "array_split", "array_split_like", "array_unstack",
     "array_tile_grad", "array_slice_index", "array_strided_slice_index", "array_axis_index",
     "array_gather_grad", "array_gather_nd", "array_scatter_nd", "array_tensor_scatter_add",
-    "array_tensor_scatter_update", "array_np_dtype", "array_is_float_dtype", "array_cast",
+    "array_tensor_scatter_update", "array_np_dtype", "array_is_float_dtype", "array_float_flag", "array_cast",
     "array_cast_like", "array_fill", "array_zeros", "array_ones", "array_eye",
     "array_pad_width", "array_pad", "array_pad_crop", "array_one_hot", "array_setitem",
     "array_setitem_value_grad",
@@ -223,6 +223,12 @@ def array_np_dtype(dtype):
 def array_is_float_dtype(dtype):
     """Whether a cast to ``dtype`` can carry a gradient."""
     return np.issubdtype(array_np_dtype(dtype), np.floating)
+
+
+def array_float_flag(dtype):
+    """1.0 when a cast to ``dtype`` carries a gradient, else 0.0: the factor of a
+    cast's gradient when the dtype is read at run time (``x.astype(y.dtype)``)."""
+    return 1.0 if np.issubdtype(array_np_dtype(dtype), np.floating) else 0.0
 
 
 def array_cast(x, dtype):

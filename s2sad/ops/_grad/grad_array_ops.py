@@ -6,7 +6,10 @@ GatherGrad, PadCrop, ...) has rules of its own.  A tuple input (Concat,
 Stack) gets a tuple of gradients; the small helpers below walk such tuples
 with loops the frontend unrolls while compiling.
 """
+import numpy as np
+
 from ..operations import array_ops as A
+from ... import dtype as mstype
 from ...runtime import inverse_permutation
 from ...runtime.rt_array import array_slice_index, array_strided_slice_index, \
     array_is_float_dtype
@@ -23,6 +26,7 @@ setitem_value_grad = A.SetItemValueGrad()
 unbroadcast = A.Unbroadcast()
 broadcast_like = A.BroadcastLike()
 zeros_like = A.ZerosLike()
+float_dtype_flag = A.FloatDTypeFlag()
 tile = A.Tile()
 tile_grad = A.TileGrad()
 gather = A.Gather()
@@ -535,9 +539,16 @@ def get_bprop_pad_crop(self):
 
 
 # -------------------------------------------------------------------- dtypes
+def _dtype_known(dtype):
+    """Whether a cast's dtype is known while compiling (``x.dtype`` is read at run time)."""
+    return dtype is None or isinstance(dtype, (type, str, np.dtype, mstype.Type))
+
+
 @bprop_getters.register(A.Cast)
 def get_bprop_cast(self):
     def bprop(x, dtype, out, dout):
+        if not _dtype_known(dtype):
+            return cast_like(dout * float_dtype_flag(dtype), x), zeros_like(dtype)
         if array_is_float_dtype(dtype):
             return cast_like(dout, x), zeros_like(dtype)
         return zeros_like(x), zeros_like(dtype)
@@ -547,6 +558,8 @@ def get_bprop_cast(self):
 @jvp_getters.register(A.Cast)
 def get_jvp_cast(self):
     def jvp(x, dtype, out, tx, tdtype):
+        if not _dtype_known(dtype):
+            return self(tx * float_dtype_flag(dtype), dtype)
         if array_is_float_dtype(dtype):
             return self(tx, dtype)
         return None

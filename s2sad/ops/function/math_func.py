@@ -369,6 +369,8 @@ def inner(a, b):
     """Sum over the last axes of both inputs (``np.inner``); a Python number multiplies."""
     if _is_number(a) or _is_number(b):
         return a * b
+    if A.Rank()(a) == 0 or A.Rank()(b) == 0:
+        return a * b
     return M.Tensordot(((-1,), (-1,)))(a, b)
 
 

@@ -18,10 +18,13 @@ FUNCTIONS = {
     "vstack": "xp.vstack", "hstack": "xp.hstack", "dstack": "xp.dstack",
     "column_stack": "xp.column_stack", "array_split": "xp.array_split", "hsplit": "xp.hsplit",
     "sliding_window_view": "xp.lib.stride_tricks.sliding_window_view",
+    "atleast_1d": "xp.atleast_1d", "atleast_2d": "xp.atleast_2d", "atleast_3d": "xp.atleast_3d",
+    "real_if_close": "xp.real_if_close",
 }
 
 #: those whose result is a view of the input, as in NumPy (for the alias check)
-VIEWS = frozenset(("rollaxis", "array_split", "hsplit", "sliding_window_view"))
+VIEWS = frozenset(("rollaxis", "array_split", "hsplit", "sliding_window_view",
+                   "atleast_1d", "atleast_2d", "atleast_3d", "real_if_close"))
 
 
 def _freeze(value):

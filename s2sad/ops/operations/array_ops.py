@@ -681,6 +681,28 @@ class Shape(Primitive):
         return "xp.shape(%s)" % x
 
 
+class DType(Primitive):
+    """``x.dtype``, read at run time (no gradient): specs key on whether an array is
+    complex, not on its dtype, so the dtype is not known while compiling."""
+    small_result = True
+    differentiable = False
+    formula = _NO_GRAD
+
+    def emit(self, x):
+        return "%s.dtype" % x
+
+
+class FloatDTypeFlag(Primitive):
+    """1.0 when a cast to ``dtype`` carries a gradient, else 0.0 (no gradient): the
+    Cast rules' factor when the dtype is a run-time value such as ``x.dtype``."""
+    small_result = True
+    differentiable = False
+    formula = _NO_GRAD
+
+    def emit(self, dtype):
+        return "rt.array_float_flag(%s)" % dtype
+
+
 class UnpackTuple(Primitive):
     """The ``num`` items of a tuple known only at run time, such as a shape
     (``b, n, c = x.shape``); a different length raises at run time (no gradient)."""
