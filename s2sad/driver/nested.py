@@ -14,7 +14,7 @@ from ..ir.nodes import Var, Const, Func, Op, leaves, map_structure
 from ..ir import control as C
 from ..frontend import resolve
 from ..frontend.calls import _step
-from ..frontend.values import is_const, const_value
+from ..frontend.values import ListVal, is_const, const_value
 from ..frontend.trees import check_result
 from ..opt import pipeline
 from ..ad.reverse import reverse
@@ -43,7 +43,7 @@ def stage_gradient(b, gf, args, kwargs, loc, gf_path=None):
              if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     names = names[1 if gf.root is not None else 0:]
     inner = []
-    for i, a in enumerate(args):
+    for i, a in enumerate(map(_as_tuples, args)):
         hint = names[i] if i < len(names) else None
 
         def copy(v, hint=hint):
@@ -110,6 +110,17 @@ def _shaped(gf, inner, groups, wrt_in, which, grads):
     if op.get_all:
         return tuple(per_arg)
     return per_arg[0] if per_arg else ()
+
+
+def _as_tuples(value):
+    """A list built while compiling, as the tuple of its items (nested ones too): its
+    arrays are inputs of the staged gradient as a tuple's are, and their gradients
+    come back as a tuple, as the eager call gives them."""
+    if isinstance(value, ListVal):
+        value = tuple(value.items)
+    if isinstance(value, tuple):
+        return tuple(_as_tuples(v) for v in value)
+    return value
 
 
 def _check_selected(b, gf, inner, loc):

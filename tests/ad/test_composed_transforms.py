@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import s2sad
-from s2sad import nn, Tensor
+from s2sad import nn, ops, Tensor
 
 from gradcheck import numeric_grad
 
@@ -159,3 +159,27 @@ def test_a_transform_that_cannot_take_a_lambda_made_inside_says_so_at_the_users_
 def test_a_jacobian_of_a_jacobian_function():
     want = np.diag(2 * np.cos(X) - X * np.sin(X))[:, :, None] * np.eye(3)  # d2 g_i / dx_i^2
     np.testing.assert_allclose(s2sad.jacfwd(s2sad.jacrev(g))(X), want, rtol=1e-12, atol=1e-14)
+
+
+def _list_inner(xs):
+    return np.sum(xs[0] ** 2 * xs[1])
+
+
+_list_inner_grad = ops.GradOperation()(_list_inner)
+
+
+def _list_outer(xs):
+    g = _list_inner_grad(xs)      # a list argument: its gradient is a tuple
+    return np.sum(g[0] * g[1])
+
+
+def test_gradient_of_a_list_argument_staged_inside_a_gradient():
+    """Staged, the inner gradient of a list was () (its arrays were not found), so the
+    outer gradient was wrong or refused; it is the eager call's tuple."""
+    xs = [np.array([1.0, 2.0]), np.array([3.0, 4.0])]
+    got = s2sad.grad(_list_outer)(xs)
+    # d/dx0 sum(2 x0^3 x1) = 6 x0^2 x1, d/dx1 = 2 x0^3
+    np.testing.assert_allclose(got[0], 6 * xs[0] ** 2 * xs[1])
+    np.testing.assert_allclose(got[1], 2 * xs[0] ** 3)
+    both = ops.GradOperation(get_all=True)(_list_outer)(xs)[0]
+    np.testing.assert_allclose(both[0], got[0])
