@@ -33,7 +33,8 @@ from s2sad.ir import control  # noqa: E402
 from s2sad.ops._grad import bprop_getters, jvp_getters  # noqa: E402
 from s2sad.ops import operations  # noqa: E402
 from s2sad.ops.operations import (array_ops, arrange_ops, contract_ops,  # noqa: E402
-                                  elementwise_ops, linalg_ops, math_ops, nn_ops, special_ops)
+                                  elementwise_ops, fft_ops, linalg_ops, math_ops, nn_ops,
+                                  special_ops)
 from s2sad.ops.primitive import Primitive  # noqa: E402
 
 DOC_PATH = os.path.join(ROOT, "docs", "primitives.md")
@@ -57,6 +58,8 @@ FAMILIES = (
                                "(`s2sad/ops/operations/contract_ops.py`)."),
     ("linalg", linalg_ops, "Solves, determinants and factorisations of stacked matrices "
                            "(`s2sad/ops/operations/linalg_ops.py`)."),
+    ("fft", fft_ops, "Discrete Fourier transforms, `numpy.fft` "
+                     "(`s2sad/ops/operations/fft_ops.py`)."),
     ("special", special_ops,
      "`scipy.special` past the basics: gamma, incomplete gamma and beta, inverse error "
      "functions, log_ndtr, Student's t CDF, Bessel functions "

@@ -58,6 +58,8 @@ NO_GRADIENT = {
     "np.zeros_like": "a constant array (only the shape is read)",
     "np.ones_like": "a constant array (only the shape is read)",
     "scipy.special.gammasgn": "a sign",
+    "np.fft.fftfreq": "constant sample frequencies",
+    "np.fft.rfftfreq": "constant sample frequencies",
 }
 
 #: name -> (function of the differentiated arrays, the arrays); the default is
@@ -126,6 +128,24 @@ CASES = {
     "np.allclose": (lambda x, y: x * np.allclose(x, y), (_square(75), _square(76))),
     "np.array_equal": (lambda x, y: x * np.array_equal(x, y), (_square(77), _square(78))),
     "np.isclose": (lambda x, y: x * np.isclose(x, y), (_square(79), _square(85))),
+    # a real loss of a transform of real arrays (complex mode inside: docs/numpy-coverage.md)
+    "np.fft.fft": (lambda x: np.abs(np.fft.fft(x, n=5)), (_square(61),)),
+    "np.fft.ifft": (lambda x: np.abs(np.fft.ifft(x, axis=0, norm="ortho")), (_square(62),)),
+    "np.fft.fft2": (lambda x: np.abs(np.fft.fft2(x)), (_square(63),)),
+    "np.fft.ifft2": (lambda x: np.real(np.fft.ifft2(x, s=(2, 4))) ** 3, (_square(64),)),
+    "np.fft.fftn": (lambda x: np.abs(np.fft.fftn(x)), (_square(65),)),
+    "np.fft.ifftn": (lambda x: np.imag(np.fft.ifftn(x, axes=(0,))), (_square(66),)),
+    "np.fft.rfft": (lambda x: np.abs(np.fft.rfft(x, n=4)), (_square(67),)),
+    "np.fft.irfft": (lambda x: np.fft.irfft(np.fft.rfft(x) * (1 + 2j)), (_square(68),)),
+    "np.fft.rfft2": (lambda x: np.abs(np.fft.rfft2(x)), (_square(69),)),
+    "np.fft.irfft2": (lambda x: np.fft.irfft2(np.fft.rfft2(x) * 1j, s=(3, 3)), (_square(73),)),
+    "np.fft.rfftn": (lambda x: np.abs(np.fft.rfftn(x, norm="forward")), (_square(74),)),
+    "np.fft.irfftn": (lambda x: np.fft.irfftn(np.fft.fftn(x), s=(3, 5)), (_square(75),)),
+    "np.fft.hfft": (lambda x: np.fft.hfft(np.fft.fft(x) * 1j, n=5), (_square(76),)),
+    "np.fft.ihfft": (lambda x: np.abs(np.fft.ihfft(x)), (_square(77),)),
+    "np.fft.fftshift": (lambda x: np.abs(np.fft.fftshift(np.fft.fft(x))), (_square(78),)),
+    "np.fft.ifftshift": (lambda x: np.fft.ifftshift(x, axes=0) * np.arange(3.0),
+                         (_square(79),)),
 }
 
 #: name -> the arrays to call the function with (domains other than the default's)

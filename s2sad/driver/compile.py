@@ -26,6 +26,7 @@ from ..opt.pipeline import current as current_options
 from ..saved_graphs import saving_graphs
 from ..backend.namespaces import check_supported, library_of_type
 from .specs import backend_of, check_aux_structure, has_runtime_leaves, is_complex_spec
+from .nested import ComplexValues, check_real_mode
 from .tracing import trace, display_path
 
 
@@ -158,12 +159,18 @@ def _without_gc(compile_fn):
 
 
 def _complex_aware(compile_fn):
-    """Compile in complex mode when an argument is complex (its spec says so), or when
-    an enclosing compile is (a gradient staged inside a complex program's)."""
+    """Compile in complex mode when an argument is complex (its spec says so), when
+    an enclosing compile is (a gradient staged inside a complex program's), or when
+    the program makes complex values of real ones (``nested.check_real_mode``)."""
     @functools.wraps(compile_fn)
     def run(fn, root, args, specs, *rest, **kwargs):
         on = complex_mode() or any(map(is_complex_spec, specs))
         with compiling_complex(on):
+            try:
+                return compile_fn(fn, root, args, specs, *rest, **kwargs)
+            except ComplexValues:
+                pass
+        with compiling_complex(True):
             return compile_fn(fn, root, args, specs, *rest, **kwargs)
     return run
 
@@ -185,6 +192,7 @@ def compile_grad(fn, root, args, specs, weights, weight_paths, sens_spec=None,
     """
     backend = backend_of(specs + (sens_spec,) if sens_spec not in (None, "auto") else specs)
     t = trace(fn, root, args, specs, weights, weight_paths)
+    check_real_mode(t.forward.body)
     if head_only:
         check_aux_structure(t.result)
     if complex_mode() and not holomorphic and sens_spec is None:
@@ -210,6 +218,7 @@ def compile_nested(fn, root, args, specs, order, origin=(FN,)):
     """
     backend = backend_of(specs)
     t = trace(fn, root, args, specs, origin=origin)
+    check_real_mode(t.forward.body)
     wrt = select_inputs(t.abstract, "first")
     if len(wrt) != 1 or complex_mode():     # no complex Taylor rules: nested reverse mode
         return None
@@ -234,6 +243,7 @@ def compile_jvp(fn, root, args, specs):
     """
     backend = backend_of(specs)
     t = trace(fn, root, args, specs)
+    check_real_mode(t.forward.body)
     ir = forward(t.forward, t.flat_inputs, name=t.qualname + "_grad" * t.gradients + "_jvp")
     return _finish(ir, t, "s2sad: " + _gradients_of("forward-mode derivative", t), backend,
                    n_flat=len(t.flat_inputs))

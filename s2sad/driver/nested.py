@@ -10,7 +10,8 @@ frontend never imports AD or the user API.
 import inspect
 
 from ..errors import CompileError
-from ..ir.nodes import Var, Const, Func, Op, leaves, map_structure
+from ..ir.nodes import Var, Const, Func, Op, leaves, map_structure, walk_ops
+from ..ir.primitive import complex_mode
 from ..ir import control as C
 from ..frontend import resolve
 from ..frontend.calls import _step
@@ -20,6 +21,19 @@ from ..opt import pipeline
 from ..ad.reverse import reverse
 from ..ad.forward import forward
 from .specs import check_aux_structure
+
+
+class ComplexValues(CompileError):
+    """A program of real inputs makes complex values (``np.fft``): the compile that
+    catches it (``compile._complex_aware``) starts again in complex mode, where the
+    rules that see them (``np.abs``'s...) are the complex ones."""
+
+
+def check_real_mode(body):
+    """Raise ``ComplexValues`` before a derivative of ``body`` is taken in real mode when
+    it makes complex values (a forward alone needs no rule: not checked)."""
+    if not complex_mode() and any(op.prim.complex_result for op in walk_ops(body)):
+        raise ComplexValues("this program makes complex values of real inputs")
 
 
 def stage_gradient(b, gf, args, kwargs, loc, gf_path=None):
@@ -82,6 +96,7 @@ def stage_gradient(b, gf, args, kwargs, loc, gf_path=None):
     else:
         wrt_in = []
     weights = [b.inputs.var_for(w, resolve.path_in(b.root, w)) for w in gf._weights]
+    check_real_mode(body)
     fwd = Func("inner", [], body, result, loc)
     if gf.head_only:
         check_aux_structure(result)
@@ -171,6 +186,7 @@ def stage_jvp(b, fn, inputs, tangents, loc):
     with b.region():
         result = b.call(fn, inner, {}, loc)
         body = b.ops
+    check_real_mode(body)
     ir = forward(Func("inner", [], body, result, loc), wrt)
     for param, t in zip(ir.params, given):     # the tangent parameters take the given values
         b.ops.append(Op(C.Copy(), [b.runtime_leaf(t)], [param], loc, b.origin))

@@ -132,7 +132,8 @@ def _check_complex(ops):
         prim = op.prim
         if prim.differentiable and not prim.complex_ok:
             raise CompileError(
-                "'%s' has no complex rule in s2sad, and this program has complex inputs"
+                "'%s' has no complex rule in s2sad, and this program has complex inputs "
+                "or makes complex values (np.fft)"
                 % _shown_name(op), op.loc,
                 hint="differentiate it with real inputs (the real and imaginary parts "
                      "as two arrays), or use the operations listed under \"Complex "

@@ -126,6 +126,9 @@ class Primitive:
     #: its rules hold for complex values under JAX's convention (a cotangent
     #: is the transpose, not the adjoint): programs with complex inputs may use it
     complex_ok = False
+    #: makes complex values of real ones (``np.fft.rfft``): a derivative of a
+    #: program using it compiles in complex mode, whatever its inputs
+    complex_result = False
 
     def __init__(self, **attrs):
         self.name = type(self).__name__

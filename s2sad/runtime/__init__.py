@@ -334,6 +334,7 @@ from .rt_nn import *  # noqa: E402,F401,F403
 from .rt_rows import *  # noqa: E402,F401,F403
 from .rt_stats import *  # noqa: E402,F401,F403
 from .rt_special import *  # noqa: E402,F401,F403
+from .rt_fft import *  # noqa: E402,F401,F403
 from .rt_contract import *  # noqa: E402,F401,F403
 from .rt_linalg import *  # noqa: E402,F401,F403
 from .rt_arrange import *  # noqa: E402,F401,F403

@@ -687,3 +687,28 @@ def _special_cases():
 
 
 SPECIAL = _special_cases()
+
+
+# ================================================================== fft
+def spectrum(prim):
+    """``x -> wiggle(re + im of prim(x))``: a real objective of a transform of real
+    inputs (compiled in complex mode, as a program using np.fft is)."""
+    real, imag = P.Real(), P.Imag()
+
+    def f_spectrum(x):
+        y = prim(x)
+        return wiggle(real(y) + imag(y))
+    return f_spectrum
+
+
+FFT = [
+    Case("FFT", spectrum(P.FFT("fftn", (-1,), (5,), "ortho")), [normal((2, 4), 400)], "pad"),
+    Case("FFT", spectrum(P.FFT("ifftn", (0, 1), (2, 3))), [normal((3, 4), 401)], "crop"),
+    Case("FFT", spectrum(P.FFT("rfftn", (-1,), (5,), "forward")), [normal((2, 4), 402)],
+         "rfft"),
+    Case("FFT", spectrum(P.FFT("irfftn", (0, 1), (3, 5))), [normal((3, 4), 403)], "irfft"),
+    Case("FFTFit", with_shape_input(P.FFTFit((-1,))), [normal((2, 5), 404),
+                                                       normal((2, 3), 405)]),
+    Case("FFTShift", structural(P.FFTShift((0,))), [normal((3, 4), 406)]),
+    Case("FFTShift", structural(P.FFTShift(None, True)), [normal((3, 5), 407)], "inverse"),
+]

@@ -36,13 +36,13 @@ from s2sad.ops import GradOperation
 from s2sad.ops import operations as P
 from s2sad.ops.primitive import Primitive
 
-from second_order_cases import ARRAY, CONTRACT, ELEMENTWISE, MATH, SPECIAL, normal, \
+from second_order_cases import ARRAY, CONTRACT, ELEMENTWISE, FFT, MATH, SPECIAL, normal, \
     off_integers
 from second_order_linalg_cases import LINALG
 from second_order_nn_cases import FixedDraws, NN
 
 
-CASES = MATH + ARRAY + NN + CONTRACT + ELEMENTWISE + LINALG + SPECIAL
+CASES = MATH + ARRAY + NN + CONTRACT + ELEMENTWISE + LINALG + SPECIAL + FFT
 
 #: Differentiable primitives deliberately left without a second-order case, with
 #: the reason.  Empty where SciPy is installed: every one has a case.

@@ -9,7 +9,7 @@ Tensor/ndarray methods and attributes (``TENSOR_METHODS``,
 """
 from ...tensor import register_methods
 from . import math_func, array_func, arrange_func, nn_func, stats_func, contract_func, \
-    linalg_func, scipy_func, misc_func
+    linalg_func, scipy_func, misc_func, fft_func
 from .math_func import *  # noqa: F401,F403
 from .array_func import *  # noqa: F401,F403
 from .nn_func import *  # noqa: F401,F403
@@ -19,7 +19,7 @@ from .linalg_func import *  # noqa: F401,F403
 from ..operations.effect_ops import assign, print_  # noqa: F401
 
 FAMILIES = (math_func, array_func, arrange_func, nn_func, stats_func, contract_func,
-            linalg_func, scipy_func, misc_func)
+            linalg_func, scipy_func, misc_func, fft_func)
 
 
 def _merged(attr):
