@@ -76,7 +76,9 @@ def test_taylor_matches_nested_reverse_for_every_rule():
         else:
             covered |= staged_prims(case)
     assert not failures, failures
-    names = {cls.__name__ for cls in rule_classes()}
+    # a primitive making complex values compiles its programs in complex mode, whose
+    # higher orders take nested reverse mode: no case of it can be taken here
+    names = {cls.__name__ for cls in rule_classes() if not cls.complex_result}
     with_case = {c.prim for c in CASES} & names
     assert with_case - covered == set(), sorted(with_case - covered)
     assert taken >= 100, taken     # 105 of the 187 cases when written
