@@ -289,6 +289,10 @@ class Calls:
                                       self_value=Const(self_value, func.path),
                                       path=_step(func.path, "construct", "__func__"))
         if kind == "inline":
+            if getattr(fn, "__s2sad_fold__", False) and all(is_const(a) for a in args) and \
+                    all(is_const(v) for v in kwargs.values()):
+                # a NumPy function of constants: its own value (np.float64(2.5) a scalar)
+                return self.evaluate(func.value, args, kwargs, loc)
             return self.call_function(fn, args, kwargs, loc,
                                       path=func.path if fn is func.value else None)
         assert kind == "method", kind

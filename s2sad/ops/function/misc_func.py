@@ -112,6 +112,7 @@ def _caster(dtype):
     def cast_to(x=0):
         return _cast(x, dtype)
     cast_to.__name__ = "_np_" + dtype.__name__
+    cast_to.__s2sad_fold__ = True       # of a constant: NumPy's own scalar, evaluated now
     return cast_to
 
 
