@@ -17,11 +17,12 @@ import numpy as np
 from ..errors import CompileError
 
 #: the module an array type comes from -> the library s2sad knows it as
-_LIBRARIES = {"torch": "torch", "jax": "jax", "jaxlib": "jax", "cupy": "cupy"}
+_LIBRARIES = {"torch": "torch", "jax": "jax", "jaxlib": "jax", "cupy": "cupy",
+              "tensorflow": "tensorflow", "mlx": "mlx", "dask": "dask"}
 #: libraries whose generated code is tested (``tests/backends``)
-SUPPORTED = ("torch", "jax")
+SUPPORTED = ("torch", "jax", "cupy")
 #: what to install for each supported library (messages)
-EXTRAS = {"torch": "s2sad[torch]", "jax": "s2sad[jax]"}
+EXTRAS = {"torch": "s2sad[torch]", "jax": "s2sad[jax]", "cupy": "s2sad[cupy]"}
 
 
 def library_of(value):
@@ -40,6 +41,8 @@ def library_of_type(tp):
 def device_of(value):
     """The device an array of another library is on, as a string (``"cpu"``)."""
     device = getattr(value, "device", None)
+    if hasattr(device, "id") and library_of(value) == "cupy":
+        return "cuda:%d" % device.id    # CuPy's own repr is ``<CUDA Device 0>``
     if callable(device):            # older JAX: a method
         device = device()
     return str(device)
@@ -63,6 +66,9 @@ class Backend:
     def _device(self):
         if self.library == "torch":
             return self.device
+        if self.library == "cupy":
+            import cupy
+            return cupy.cuda.Device(int(self.device.partition(":")[2]))
         return None                 # JAX puts constants on its default device
 
 
@@ -127,7 +133,7 @@ def _make_backend(library, device):
     if library not in SUPPORTED:
         raise TypeError(
             "s2sad cannot run generated code on %s arrays yet (supported: NumPy, %s); "
-            "pass NumPy arrays (e.g. x.get() for CuPy) or arrays of a supported library"
+            "pass NumPy arrays or arrays of a supported library"
             % (library, ", ".join(SUPPORTED)))
     try:
         import array_api_compat
@@ -137,6 +143,8 @@ def _make_backend(library, device):
     from ..runtime.rt_neutral import extend_namespace, runtime_for
     if library == "torch":
         import array_api_compat.torch as compat
+    elif library == "cupy":
+        import array_api_compat.cupy as compat
     else:
         import jax.numpy as compat      # JAX's own namespace follows the array API
     xp = types.ModuleType("s2sad_xp_" + library)

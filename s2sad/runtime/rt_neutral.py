@@ -139,11 +139,16 @@ class Helpers:
         return self._add_at(out, index, dout)
 
     def _add_at(self, out, index, d):
-        """``out`` with ``d`` added at ``index``: in place for PyTorch, a new array for JAX."""
+        """``out`` with ``d`` added at ``index``: in place for PyTorch and CuPy, a new array
+        for JAX."""
         if self.library == "jax":
             return out.at[index].add(d)
         if _basic_index(index):
             out[index] += d         # each position named once: in place is exact
+            return out
+        if self.library == "cupy":
+            import cupy             # np.add.at's twin: repeated positions add up
+            cupy.add.at(out, index, d)
             return out
         # repeated positions: each element's flat position, then one scatter-add
         xp = self.xp
@@ -188,6 +193,14 @@ class Helpers:
         if index is Ellipsis:
             return acc + d
         return self._add_at(acc, index, d)
+
+    def array_cast_like(self, a, x):
+        """``a`` converted to the dtype of the array ``x`` (a no-op when it already has it)."""
+        if not hasattr(a, "dtype"):
+            return self._array(a, x)
+        if a.dtype == x.dtype:
+            return a
+        return self.xp.astype(a, x.dtype)
 
     def check_sens(self, sens, out, path="output"):
         """The sens, unless its shape differs from the output's (MindSpore's error)."""

@@ -11,6 +11,10 @@ import jax.numpy as jnp  # noqa: E402
 import s2sad  # noqa: E402
 from backend_cases import IDS, PROGRAMS, assert_same_gradients, numpy_and_other  # noqa: E402
 from catalogue import ENTRIES  # noqa: E402
+from s2sad.backend.namespaces import device_of  # noqa: E402
+
+#: JAX's default device: ``cpu:0`` here, ``cuda:0`` on a machine with a GPU
+DEVICE = device_of(jnp.zeros(1))
 
 
 @pytest.fixture(autouse=True)
@@ -35,7 +39,7 @@ def test_straight_line_programs_run_under_jax_jit(name):
     with s2sad.options(backend_jit=True):
         got = grad_fn(*map(jnp.asarray, args))
         again = grad_fn(*map(jnp.asarray, args))
-    assert s2sad.get_source(grad_fn).splitlines()[0] == "# runs on jax arrays (cpu:0), jax.jit"
+    assert s2sad.get_source(grad_fn).splitlines()[0] == "# runs on jax arrays (%s), jax.jit" % DEVICE
     assert_same_gradients(args, expected, got, jax.Array, np.asarray)
     assert_same_gradients(args, expected, again, jax.Array, np.asarray)
 
@@ -48,7 +52,7 @@ def test_control_flow_on_values_falls_back_to_op_by_op():
         got = grad_fn(*map(jnp.asarray, args))
         again = grad_fn(*map(jnp.asarray, args))
     source = s2sad.get_source(grad_fn)
-    assert source.startswith("# runs on jax arrays (cpu:0), op by op: jax.jit cannot trace")
+    assert source.startswith("# runs on jax arrays (%s), op by op: jax.jit cannot trace" % DEVICE)
     assert_same_gradients(args, expected, got, jax.Array, np.asarray)
     assert_same_gradients(args, expected, again, jax.Array, np.asarray)
 
@@ -60,7 +64,7 @@ def test_without_the_option_code_runs_op_by_op():
         return np.sum(np.tanh(x) * x)
     grad_f = s2sad.grad(f)
     g = grad_f(x)
-    assert s2sad.get_source(grad_f).splitlines()[0] == "# runs on jax arrays (cpu:0), op by op"
+    assert s2sad.get_source(grad_f).splitlines()[0] == "# runs on jax arrays (%s), op by op" % DEVICE
     xn = np.asarray(x)
     np.testing.assert_allclose(np.asarray(g), np.tanh(xn) + xn / np.cosh(xn) ** 2, rtol=1e-12)
 

@@ -1,0 +1,206 @@
+"""Benchmark s2sad's generated code on other array libraries against their own AD.
+
+One NumPy-style loss (a tanh MLP with softmax cross-entropy, written once with
+``np.*`` calls) is differentiated by s2sad and run on each library present:
+NumPy, PyTorch (CPU, and CUDA when a GPU is present), CuPy (GPU) and JAX
+(op by op, and with ``s2sad.options(backend_jit=True)``).  Each is compared,
+in the same process and interleaved rounds, with that library's own way of
+getting the same gradient: a hand-written NumPy/CuPy gradient, ``torch.autograd``
+on the same model written with ``torch`` calls, ``jax.grad`` and
+``jax.jit(jax.grad)``.  Every gradient is checked against NumPy's before it
+is timed; GPU work is synchronised before each clock read.  The ratios are
+reported, never asserted (timings are not tests).
+
+    python tools/bench_backends.py [--sizes small,large] [--repeat N] [--dtype float32|float64]
+                                   [--gpu-only] [--json out.json]
+"""
+import argparse
+import json
+import statistics
+import sys
+import time
+
+import numpy as np
+
+import s2sad
+
+SIZES = {"small": (64, 784, 256, 10), "large": (4096, 1024, 4096, 1024)}
+
+
+def mlp_loss(w1, b1, w2, b2, x, y):
+    h = np.tanh(x @ w1 + b1)
+    z = h @ w2 + b2
+    z = z - np.max(z, axis=1, keepdims=True)
+    lse = np.log(np.sum(np.exp(z), axis=1))
+    return np.mean(lse - np.sum(z * y, axis=1))
+
+
+def mlp_grad_by_hand(xp, w1, b1, w2, b2, x, y):
+    """The gradient with respect to (w1, b1, w2, b2), written out (NumPy or CuPy)."""
+    h = xp.tanh(x @ w1 + b1)
+    z = h @ w2 + b2
+    z = z - xp.max(z, axis=1, keepdims=True)
+    e = xp.exp(z)
+    dz = (e / xp.sum(e, axis=1, keepdims=True) - y) / x.shape[0]
+    dh = (dz @ w2.T) * (1 - h * h)
+    return x.T @ dh, xp.sum(dh, axis=0), h.T @ dz, xp.sum(dz, axis=0)
+
+
+def make_inputs(size, dtype, seed=0):
+    n, d, hidden, k = size
+    rng = np.random.default_rng(seed)
+    w1 = rng.normal(scale=d ** -0.5, size=(d, hidden))
+    w2 = rng.normal(scale=hidden ** -0.5, size=(hidden, k))
+    b1, b2 = np.zeros(hidden), np.zeros(k)
+    x = rng.normal(size=(n, d))
+    y = np.eye(k)[rng.integers(0, k, size=n)]
+    return tuple(a.astype(dtype) for a in (w1, b1, w2, b2, x, y))
+
+
+GRAD = s2sad.grad(mlp_loss, grad_position=(0, 1, 2, 3))
+
+
+def contenders(args, dtype, gpu_only=False):
+    """{(library, name): (callable, to_numpy, sync)} for every library present
+    (on a GPU only, with ``gpu_only``)."""
+    out = {("numpy", "s2sad"): (lambda: GRAD(*args), np.asarray, None),
+           ("numpy", "hand"): (lambda: mlp_grad_by_hand(np, *args), np.asarray, None)}
+    out.update(_torch(args))
+    out.update(_cupy(args))
+    out.update(_jax(args, dtype))
+    if gpu_only:
+        out = {k: v for k, v in out.items() if not k[0].endswith("cpu") and k[0] != "numpy"}
+    return out
+
+
+def _torch(args):
+    try:
+        import torch
+    except ImportError:
+        return {}
+    out = {}
+    for device in ("cpu", "cuda") if torch.cuda.is_available() else ("cpu",):
+        targs = tuple(torch.from_numpy(a).to(device) for a in args)
+        sync = torch.cuda.synchronize if device == "cuda" else None
+
+        def eager(targs=targs):
+            ws = [a.detach().requires_grad_() for a in targs[:4]]
+            x, y = targs[4:]
+            z = torch.tanh(x @ ws[0] + ws[1]) @ ws[2] + ws[3]
+            z = z - torch.amax(z, dim=1, keepdim=True)
+            loss = torch.mean(torch.log(torch.sum(torch.exp(z), dim=1)) - torch.sum(z * y, dim=1))
+            return torch.autograd.grad(loss, ws)
+        lib = "torch-" + device
+        out[(lib, "s2sad")] = (lambda targs=targs: GRAD(*targs), _torch_np, sync)
+        out[(lib, "torch.autograd")] = (eager, _torch_np, sync)
+    return out
+
+
+def _torch_np(t):
+    return t.detach().cpu().numpy()
+
+
+def _cupy(args):
+    try:
+        import cupy
+        cupy.cuda.runtime.getDeviceCount()
+    except Exception:
+        return {}
+    cargs = tuple(cupy.asarray(a) for a in args)
+    sync = cupy.cuda.Device().synchronize
+    return {("cupy", "s2sad"): (lambda: GRAD(*cargs), cupy.asnumpy, sync),
+            ("cupy", "hand"): (lambda: mlp_grad_by_hand(cupy, *cargs), cupy.asnumpy, sync)}
+
+
+def _jax(args, dtype):
+    try:
+        import jax
+        import jax.numpy as jnp
+    except ImportError:
+        return {}
+    if dtype == np.float64:
+        jax.config.update("jax_enable_x64", True)
+    jargs = tuple(jnp.asarray(a) for a in args)
+    device = str(jargs[0].devices().pop().platform)
+
+    def jloss(w1, b1, w2, b2, x, y):
+        z = jnp.tanh(x @ w1 + b1) @ w2 + b2
+        z = z - jnp.max(z, axis=1, keepdims=True)
+        return jnp.mean(jnp.log(jnp.sum(jnp.exp(z), axis=1)) - jnp.sum(z * y, axis=1))
+    jgrad = jax.grad(jloss, argnums=(0, 1, 2, 3))
+    jitted = jax.jit(jgrad)
+    s2_jit = s2sad.grad(mlp_loss, grad_position=(0, 1, 2, 3))
+
+    def s2sad_jit():
+        with s2sad.options(backend_jit=True):
+            return s2_jit(*jargs)
+    lib = "jax-" + device
+    return {(lib, "s2sad"): (lambda: GRAD(*jargs), np.asarray, None),
+            (lib, "s2sad backend_jit"): (s2sad_jit, np.asarray, None),
+            (lib, "jax.grad"): (lambda: jgrad(*jargs), np.asarray, None),
+            (lib, "jax.jit(jax.grad)"): (lambda: jitted(*jargs), np.asarray, None)}
+
+
+def timed(fn, sync):
+    t = time.perf_counter()
+    out = fn()
+    if sync is not None:
+        sync()
+    else:
+        for g in out:
+            getattr(g, "block_until_ready", lambda: None)()
+    return time.perf_counter() - t, out
+
+
+def run(size_name, dtype, repeat, gpu_only=False):
+    args = make_inputs(SIZES[size_name], dtype)
+    ref = mlp_grad_by_hand(np, *make_inputs(SIZES[size_name], np.float64))
+    found = contenders(args, dtype, gpu_only)
+    table = {}
+    for key, (fn, to_np, sync) in found.items():
+        _, got = timed(fn, sync)     # compile and warm up; then check
+        tol = 1e-8 if dtype == np.float64 else 2e-3
+        for g, r in zip(got, ref):
+            if not np.allclose(to_np(g), r, rtol=tol, atol=tol):
+                sys.exit("WRONG gradient from %s %s" % key)
+        table[key] = []
+    for _ in range(repeat):         # interleaved rounds
+        for key, (fn, _, sync) in found.items():
+            table[key].append(timed(fn, sync)[0])
+    return {k: statistics.median(v) for k, v in table.items()}
+
+
+def report(size_name, medians):
+    libs = sorted({lib for lib, _ in medians})
+    print("\n### %s %s\n" % (size_name, SIZES[size_name]))
+    print("| library | contender | median ms | s2sad / this |")
+    print("|---|---|---|---|")
+    for lib in libs:
+        mine = medians.get((lib, "s2sad"), float("nan"))
+        for (l2, name), t in sorted(medians.items()):
+            if l2 == lib:
+                print("| %s | %s | %.3f | %.2f |" % (lib, name, t * 1e3, mine / t))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="small")
+    parser.add_argument("--repeat", type=int, default=20)
+    parser.add_argument("--dtype", default="float32", choices=("float32", "float64"))
+    parser.add_argument("--gpu-only", action="store_true",
+                        help="time the GPU libraries only (NumPy still gives the reference)")
+    parser.add_argument("--json")
+    opts = parser.parse_args()
+    dtype = np.dtype(opts.dtype).type
+    results = {}
+    for size_name in opts.sizes.split(","):
+        medians = run(size_name, dtype, opts.repeat, opts.gpu_only)
+        report(size_name, medians)
+        results[size_name] = {"%s/%s" % k: v for k, v in medians.items()}
+    if opts.json:
+        with open(opts.json, "w") as f:
+            json.dump(results, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
