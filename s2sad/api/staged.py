@@ -232,5 +232,7 @@ def evaluated_inside(api, of_closure=None):
         if fn is not None and not callable(fn):
             raise CompileError("For '%s', 'fn' must be a function or a Cell, but got %s"
                                % (api.__name__, type(fn).__name__), loc)
+        # what it makes is specialised on what ``fn`` captured: guard ``fn`` whole
+        builder.read_whole(Const(api), args, kwargs)
         return builder.evaluate(api, args, kwargs, loc)
     return stage

@@ -265,6 +265,9 @@ class Calls:
                     return self.evaluate_on_objects(f, args, kwargs, loc)
                 raise CompileError("%s is evaluated while compiling, so its arguments must be "
                                    "known then; it got a runtime value" % describe(f), loc)
+            # ``s2sad.grad(f)``: the gradient compiled from ``f`` is specialised on what
+            # ``f`` captured, so ``f`` is guarded whole (its closure's contents)
+            self.read_whole(func, args, kwargs)
             return self.evaluate(f, args, kwargs, loc)
         target = resolve.call_target(f)
         if target is not None:

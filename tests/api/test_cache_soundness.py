@@ -461,3 +461,48 @@ def test_cell_guards_hold_when_nothing_changed(mod, monkeypatch):
     grad_fn(Tensor(X))
     ops.GradOperation(get_all=True, get_by_list=True)(mod.Net(), net.trainable_params())
     assert not calls
+
+
+def _scaled_sine(k):
+    def f(x):
+        return np.sum(np.sin(x) * k)
+    return f
+
+
+#: transforms applied inside compiled code to a function the code reads
+INNER = {
+    "grad": lambda f: lambda z: np.sum(s2sad.grad(f)(z)),
+    "value_and_grad": lambda f: lambda z: np.sum(s2sad.value_and_grad(f)(z)[1]),
+    "jvp": lambda f: lambda z: np.sum(s2sad.jvp(f, (z,), (np.ones(3),))[1]),
+    "vjp": lambda f: lambda z: np.sum(s2sad.vjp(f, z)[1](np.ones(()))[0]),
+    "jacrev": lambda f: lambda z: np.sum(s2sad.jacrev(f)(z)),
+    "jacfwd": lambda f: lambda z: np.sum(s2sad.jacfwd(f)(z)),
+    "hessian": lambda f: lambda z: np.sum(s2sad.hessian(f)(z)),
+}
+
+
+@pytest.mark.parametrize("transform", sorted(INNER))
+def test_a_transform_inside_compiled_code_sees_what_its_function_captured(transform):
+    """``grad(f)`` applied while compiling is specialised on what ``f`` captured:
+    the same code with another captured value (a closure per call, or a global
+    rebound to another closure) must not reuse it."""
+    for k in (1.0, 2.0, np.full(3, 3.0)):
+        f = _scaled_sine(k)
+
+        def outer(z, f=f):
+            return INNER[transform](f)(z)
+        _check(s2sad.grad(outer), outer, X)
+
+
+_INNER_F = _scaled_sine(1.0)
+
+
+def _grad_of_global(z):
+    return np.sum(s2sad.grad(_INNER_F)(z))
+
+
+def test_a_global_function_rebound_to_another_closure_is_seen_by_nested_grad(monkeypatch):
+    grad_outer = s2sad.grad(_grad_of_global)
+    _check(grad_outer, _grad_of_global, X)
+    monkeypatch.setitem(globals(), "_INNER_F", _scaled_sine(3.0))
+    _check(grad_outer, _grad_of_global, X)
