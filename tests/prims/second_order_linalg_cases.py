@@ -85,6 +85,12 @@ def distinct_singular(shape, seed):
     return (u * np.arange(1.0, k + 1)) @ np.swapaxes(v, -1, -2)
 
 
+def f_eig(x):
+    """Phase-free parts of a real matrix's complex eigen-decomposition (complex mode)."""
+    w, v = P.Eig()(x)
+    return wiggle(P.Real()(w) + P.Imag()(w))[..., None, :] + wiggle(P.Abs()(v))
+
+
 def leading_with(prim, like):
     def f_leading(x):
         return wiggle(prim(x * sin(x), like))
@@ -122,6 +128,8 @@ LINALG = [
     Case("Cholesky", f_cholesky, [spd((3, 3), 128)]),
     Case("Eigh", eigh_with("L"), [distinct_symmetric((3, 3), 129)]),
     Case("Eigh", eigh_with("U"), [distinct_symmetric((2, 3, 3), 130)], "upper-batch"),
+    Case("Eig", f_eig, [normal((3, 3), 149)]),
+    Case("Eig", f_eig, [normal((2, 3, 3), 150)], "batch"),
     Case("TriangleMask", unary(P.TriangleMask(False, 0.5)), [normal((3, 3), 131)]),
     Case("TriangleMask", unary(P.TriangleMask(True, 1.0)), [normal((2, 3, 4), 132)], "upper"),
     Case("Svd", svd_with(False), [distinct_singular((4, 3), 135)]),

@@ -9,7 +9,10 @@ rules see the symmetric matrix ``S = m + m^T`` with ``m = mask(x)`` (the read
 triangle, diagonal halved) and map a symmetric cotangent ``G`` of ``S`` back
 with the adjoint ``mask(G + G^T)``.
 """
+from ...ir.primitive import complex_mode
 from ..operations import array_ops as A
+from ..operations import elementwise_ops as E
+from ..operations import fft_ops as F
 from ..operations import linalg_ops as L
 from ..operations import math_ops as M
 from .grad_array_ops import get_jvp_linear3
@@ -33,6 +36,10 @@ lower_half = L.TriangleMask(False, 0.5)
 lower = L.TriangleMask(False, 1.0)
 strictly_lower = L.TriangleMask(False, 0.0)
 qr_check = L.QrCheck()
+eye_like = L.EyeLike()
+real = E.Real()
+conj = E.Conj()
+real_like = F.FFTFit(())      # re(ct) where its ``like`` (the input) is real
 MASKS = {"L": lower_half, "U": L.TriangleMask(True, 0.5)}
 
 
@@ -129,6 +136,43 @@ def eigen_coupling(x, w):
     return gap_quotient(x, expand_dims(w, -2) - expand_dims(w, -1))
 
 
+def adjoint(x):
+    """``x^H``: the conjugate transpose in complex mode, the transpose otherwise."""
+    return conj(swap(x)) if complex_mode() else swap(x)
+
+
+def matmul_hn(a, b):
+    """``a^H b`` (``a^T b`` for real programs, one primitive)."""
+    return bmm_nn(adjoint(a), b) if complex_mode() else bmm_tn(a, b)
+
+
+def matmul_nh(a, b):
+    """``a b^H`` (``a b^T`` for real programs, one primitive)."""
+    return bmm_nn(a, adjoint(b)) if complex_mode() else bmm_nt(a, b)
+
+
+def diagonal_matrix(x, like):
+    """The diagonal matrices of the vectors ``x``, shaped like the square ``like``."""
+    return expand_dims(x, -1) * eye_like(like)
+
+
+def real_part(x):
+    """``re(x)`` in complex mode (a real value's cotangent or a phase-free tangent)."""
+    return real(x) if complex_mode() else x
+
+
+def input_cotangent(ct, x):
+    """``ct``, or in complex mode its real part where the input ``x`` is real (JAX's
+    convention, decided at run time: the IR has no dtypes)."""
+    return real_like(ct, x) if complex_mode() else ct
+
+
+def conj_part(x):
+    """``conj(x)`` in complex mode: a rule written for gradients (``conj`` of JAX's
+    cotangents, paired by the Hermitian product) maps cotangents through it."""
+    return conj(x) if complex_mode() else x
+
+
 @bprop_getters.register(L.Eigh)
 def get_bprop_eigh(self):
     mask = MASKS[self.UPLO]
@@ -136,9 +180,11 @@ def get_bprop_eigh(self):
     def bprop(x, out, dout):
         w, v = out
         dw, dv = dout
-        inner = bmm_nn(v, eigen_coupling(bmm_tn(v, dv), w)) + v * expand_dims(dw, -2)
-        s = bmm_nt(inner, v)
-        return (mask(s + swap(s)),)
+        dv = conj_part(dv)
+        inner = bmm_nn(v, eigen_coupling(matmul_hn(v, dv), w)) \
+            + v * expand_dims(real_part(dw), -2)
+        s = matmul_nh(inner, v)
+        return (input_cotangent(conj_part(mask(s + adjoint(s))), x),)
     return bprop
 
 
@@ -149,9 +195,9 @@ def get_jvp_eigh(self):
     def jvp(x, out, tx):
         w, v = out
         m = mask(tx)
-        sv = bmm_nn(m + swap(m), v)
-        tw = reduce_sum(v * sv, -2)
-        tv = bmm_nn(v, eigen_coupling(bmm_tn(v, sv), w))
+        sv = bmm_nn(m + adjoint(m), v)
+        tw = real_part(reduce_sum(conj_part(v) * sv, -2))
+        tv = bmm_nn(v, eigen_coupling(matmul_hn(v, sv), w))
         return tw, tv
     return jvp
 
@@ -162,35 +208,52 @@ def squared_gaps(s):
     return expand_dims(s2, -2) - expand_dims(s2, -1)
 
 
+def phase_term(skew, s_row):
+    """``diag(skew) / (2 s)`` as diagonal matrices: the complex SVD's tangent (and
+    cotangent) of the phase shared by ``u_i`` and ``v_i``, put into ``u`` alone."""
+    return quotient(skew * eye_like(skew), s_row + s_row)
+
+
 def svd_cotangent(u, s, vh, du, ds, dvh):
-    """The reduced SVD's bprop: the cotangent of ``x = u diag(s) vh``."""
-    v = swap(vh)
+    """The reduced SVD's bprop: the cotangent of ``x = u diag(s) vh``.
+
+    Complex mode works with gradients ``conj(ct)`` (``dv = swap(dvh)`` is one),
+    adds the phase term, and conjugates the result back.
+    """
+    du, ds = conj_part(du), real_part(ds)
+    v = adjoint(vh)
     dv = swap(dvh)
     s_row = expand_dims(s, -2)
     gaps = squared_gaps(s)
-    utdu = bmm_tn(u, du)
-    vtdv = bmm_tn(v, dv)
-    core = gap_quotient(utdu - swap(utdu), gaps) * s_row \
-        + gap_quotient(vtdv - swap(vtdv), gaps) * expand_dims(s, -1)
+    utdu = matmul_hn(u, du)
+    vtdv = matmul_hn(v, dv)
+    skew_u = utdu - adjoint(utdu)
+    core = gap_quotient(skew_u, gaps) * s_row \
+        + gap_quotient(vtdv - adjoint(vtdv), gaps) * expand_dims(s, -1)
+    if complex_mode():
+        core = core + phase_term(skew_u, s_row)
     left = bmm_nn(u, core) + u * expand_dims(ds, -2) + quotient(du - bmm_nn(u, utdu), s_row)
-    return bmm_nt(left, v) + bmm_nt(u, quotient(dv - bmm_nn(v, vtdv), s_row))
+    grad = matmul_nh(left, v) + matmul_nh(u, quotient(dv - bmm_nn(v, vtdv), s_row))
+    return conj_part(grad)
 
 
 def svd_tangent(u, s, vh, tx):
     """The reduced SVD's JVP: the tangents ``(du, ds, dvh)`` along ``tx``."""
-    v = swap(vh)
+    v = adjoint(vh)
     s_row = expand_dims(s, -2)
     s_col = expand_dims(s, -1)
     gaps = squared_gaps(s)
     xv = bmm_nn(tx, v)
-    xtu = bmm_tn(tx, u)
-    p = bmm_tn(u, xv)                   # u^T tx v
-    pt = swap(p)
+    xtu = matmul_hn(tx, u)
+    p = matmul_hn(u, xv)                # u^H tx v
+    pt = adjoint(p)
     du = bmm_nn(u, gap_quotient(p * s_row + pt * s_col, gaps)) \
         + quotient(xv - bmm_nn(u, p), s_row)
+    if complex_mode():
+        du = du + bmm_nn(u, phase_term(p - pt, s_row))
     dv = bmm_nn(v, gap_quotient(p * s_col + pt * s_row, gaps)) \
         + quotient(xtu - bmm_nn(v, pt), s_row)
-    return du, reduce_sum(u * xv, -2), swap(dv)
+    return du, real_part(reduce_sum(conj_part(u) * xv, -2)), adjoint(dv)
 
 
 @bprop_getters.register(L.Svd)
@@ -206,9 +269,9 @@ def get_bprop_svd(self):
         du, ds, dvh = dout
         if full:
             rows = expand_dims(s, -1)
-            return (svd_cotangent(keep_columns(u, s), s, keep_rows(vh, rows),
-                                  check_columns(du, s), ds, check_rows(dvh, rows)),)
-        return (svd_cotangent(u, s, vh, du, ds, dvh),)
+            u, vh = keep_columns(u, s), keep_rows(vh, rows)
+            du, dvh = check_columns(du, s), check_rows(dvh, rows)
+        return (input_cotangent(svd_cotangent(u, s, vh, du, ds, dvh), x),)
     return bprop
 
 
@@ -226,6 +289,30 @@ def get_jvp_svd(self):
             du, ds, dvh = svd_tangent(keep_columns(u, s), s, keep_rows(vh, expand_dims(s, -1)), tx)
             return nan_columns(du, u), ds, nan_rows(dvh, vh)
         return svd_tangent(u, s, vh, tx)
+    return jvp
+
+
+@bprop_getters.register(L.Eig)
+def get_bprop_eig(self):
+    def bprop(x, out, dout):
+        w, v = out
+        dw, dv = dout
+        # the transpose of the JVP's norm-keeping projection, then of v (F * p)
+        dv = dv - conj(v) * expand_dims(real(reduce_sum(dv * v, -2)), -2)
+        dp = eigen_coupling(bmm_tn(v, dv), w) + diagonal_matrix(dw, v)
+        return (input_cotangent(solve_transposed(v, bmm_nt(dp, v)), x),)    # v^-T dp v^T
+    return bprop
+
+
+@jvp_getters.register(L.Eig)
+def get_jvp_eig(self):
+    def jvp(x, out, tx):
+        w, v = out
+        p = solve(v, bmm_nn(tx, v))                     # v^-1 tx v
+        dv = bmm_nn(v, eigen_coupling(p, w))
+        # keep each eigenvector's unit norm: Re(v_i^H dv_i) = 0
+        dv = dv - v * expand_dims(real(reduce_sum(conj(v) * dv, -2)), -2)
+        return reduce_sum(p * eye_like(p), -1), dv
     return jvp
 
 

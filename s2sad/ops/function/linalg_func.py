@@ -9,6 +9,7 @@ math family (``norm`` calls ``singular_value_norm`` for its 2, -2 and 'nuc').
 """
 import numpy as np
 
+from ...ir.primitive import complex_mode
 from ..operations import array_ops as A
 from ..operations import linalg_ops as L
 from ..operations import math_ops as M
@@ -158,29 +159,25 @@ def tensorsolve(a, b, axes=None):
     return _reshape(x, L.TensorShape("solve_out")(a, b))
 
 
-@constexpr
-def _refuse_eig(fn):
-    raise NotImplementedError(
-        "np.linalg.%s: the eigenvalues of a general matrix may be complex, and s2sad does "
-        "not differentiate complex numbers yet; for a symmetric matrix use "
-        "np.linalg.eigh or eigvalsh" % fn)
-
-
 def eig(a):
-    """Refused: see ``_refuse_eig``."""
-    return _refuse_eig("eig")
+    """``(w, v)``: eigenvalues and unit eigenvectors of each square matrix (complex in
+    general, even for a real ``a``: its derivatives compile in complex mode)."""
+    return L.Eig()(a)
 
 
 def eigvals(a):
-    """Refused: see ``_refuse_eig``."""
-    return _refuse_eig("eigvals")
+    """The eigenvalues of each square matrix (``eig``'s first output)."""
+    return L.Eig()(a)[0]
 
 
 def singular_value_norm(x, ord, dims, keepdim):
     """The matrix norms of the singular values over axes ``dims``: 2 (the largest),
     -2 (the smallest) and 'nuc' (their sum)."""
     s = L.Svd(False)(A.MoveAxis(dims, (-2, -1))(x))[1]
-    if ord == 2:
+    if ord in (2, -2) and complex_mode():
+        # ReduceMax has no complex rule: the singular values are sorted, descending
+        value = A.GetItem()(s, (Ellipsis, 0 if ord == 2 else -1))
+    elif ord == 2:
         value = M.ReduceMax(False)(s, -1)
     elif ord == -2:
         value = M.ReduceMin(False)(s, -1)
@@ -201,4 +198,4 @@ NUMPY = {
 }
 
 __all__ = ["solve", "slogdet", "cholesky", "eigh", "eigvalsh", "svd", "qr", "pinv",
-           "matrix_power", "tensorinv", "tensorsolve"]
+           "matrix_power", "tensorinv", "tensorsolve", "eig", "eigvals"]

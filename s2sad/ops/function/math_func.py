@@ -9,6 +9,8 @@ import math
 
 import numpy as np
 
+from ...ir.primitive import complex_mode
+from ..operations import elementwise_ops as E
 from ..operations import math_ops as M
 from ..operations import array_ops as A
 from . import linalg_func
@@ -504,12 +506,19 @@ def _check_matrix_ord(ord):
     return ord
 
 
+def _squares(x):
+    """``x * x``; ``|x|^2`` (real, as NumPy's norms) where the program may hold complex values."""
+    if complex_mode():
+        return E.Real()(x * E.Conj()(x))
+    return x * x
+
+
 def _vector_norm(x, ord, axis, keepdim):
     """The p-norm over ``axis`` (``()`` = all axes)."""
     if ord == 2:
-        if axis == () and not keepdim:
+        if axis == () and not keepdim and not complex_mode():
             return _sqrt(M.SumSquares()(x))
-        return _sqrt(M.ReduceSum(keepdim)(x * x, axis))
+        return _sqrt(M.ReduceSum(keepdim)(_squares(x), axis))
     if ord == 1:
         return M.ReduceSum(keepdim)(_abs(x), axis)
     if ord == _INF:
@@ -525,7 +534,7 @@ def _matrix_norm(x, ord, dims, keepdim):
     """Frobenius, 1 (max column sum), inf (max row sum) and their -1/-inf minima; the
     singular-value norms 2, -2 and 'nuc'."""
     if ord == "fro" or ord is None:
-        return _sqrt(M.ReduceSum(keepdim)(x * x, dims))
+        return _sqrt(M.ReduceSum(keepdim)(_squares(x), dims))
     if ord == 2 or ord == -2 or ord == "nuc":
         return linalg_func.singular_value_norm(x, ord, dims, keepdim)
     if ord == 1 or ord == -1:

@@ -1,4 +1,4 @@
-"""Linear algebra on stacks of matrices: solve, log-determinant, Cholesky, eigh.
+"""Linear algebra on stacks of matrices: solve, log-determinant, Cholesky, eigh, eig.
 
 Every primitive works on the last two axes and broadcasts (or maps) over the
 leading ones, as ``numpy.linalg`` does.  Each class carries ``formula`` (its
@@ -21,6 +21,7 @@ class MatrixSolve(Primitive):
     With ``adjoint`` it solves with the transpose of ``a`` (the bprop's system).
     """
     taylor = "nested"   # no series rule written
+    complex_ok = True   # holomorphic: its rules hold for complex values as written
     formula = "db = solve(a^T, dout); da = -db @ out^T"
     nondifferentiable = "singular a"
 
@@ -83,17 +84,21 @@ class Cholesky(Primitive):
 
 
 class Eigh(Primitive):
-    """``(w, v)``: ascending eigenvalues and orthonormal eigenvectors of a symmetric matrix.
+    """``(w, v)``: ascending eigenvalues and orthonormal eigenvectors of a symmetric (or
+    complex Hermitian) matrix.
 
-    Only the triangle named by ``UPLO`` is read.  The eigenvectors' gradient
-    needs distinct eigenvalues: for a pair of exactly equal ones it is +-inf
-    unless the function ignores how their eigenvectors mix (see
-    docs/numpy-coverage.md).
+    Only the triangle named by ``UPLO`` is read (and, for a complex matrix, only
+    the real part of its diagonal).  The eigenvectors' gradient needs distinct
+    eigenvalues: for a pair of exactly equal ones it is +-inf unless the function
+    ignores how their eigenvectors mix (see docs/numpy-coverage.md).  The complex
+    rules (``v^H`` for ``v^T``) fix each eigenvector's phase by ``Im(v^H dv) = 0``.
     """
     taylor = "nested"   # no series rule written
+    complex_ok = True
     num_outputs = 2
     formula = ("dx = triangle_half(S + S^T), "
-               "S = v (diag(dw) + F * (v^T dv)) v^T, F_ij = 1 / (w_j - w_i)")
+               "S = v (diag(dw) + F * (v^T dv)) v^T, F_ij = 1 / (w_j - w_i); "
+               "complex x: ^H for ^T, in gradients conj(ct)")
     nondifferentiable = "equal eigenvalues, for a function of how their eigenvectors mix"
 
     def __init__(self, UPLO="L"):
@@ -111,12 +116,19 @@ class Svd(Primitive):
     ``full_matrices`` completes ``u`` and ``vh`` to square orthogonal matrices;
     their extra columns (rows) are any basis of a complement, so a gradient
     through them raises ``ValueError`` and their tangents are NaN.  The
-    singular vectors' gradient needs distinct, non-zero singular values.
+    singular vectors' gradient needs distinct, non-zero singular values.  For a
+    complex ``x`` each pair ``(u_i, v_i)`` is fixed only up to a common phase: the
+    rules put the phase's tangent into ``u`` (``Im(u_i^H du_i) = Im(p_ii) / s_i``,
+    ``p = u^H dx v``, and ``Im(v_i^H dv_i) = 0``), which a function of ``u_i v_i^H``
+    or of ``|u|`` does not see.
     """
     taylor = "nested"   # no series rule written
+    complex_ok = True
     num_outputs = 3
     formula = ("dx = u [F*(u^T du - du^T u) s + diag(ds) + s F*(v^T dv - dv^T v)] v^T "
-               "+ (I - u u^T) du s^-1 v^T + u s^-1 dv^T (I - v v^T), F_ij = 1 / (s_j^2 - s_i^2)")
+               "+ (I - u u^T) du s^-1 v^T + u s^-1 dv^T (I - v v^T), F_ij = 1 / (s_j^2 - s_i^2); "
+               "complex x: ^H for ^T, in gradients conj(ct), plus the phase term "
+               "u diag(i Im(u^H du)_ii / s_i) v^H")
     nondifferentiable = "equal or zero singular values, for a function of the singular vectors"
 
     def __init__(self, full_matrices=False):
@@ -124,6 +136,28 @@ class Svd(Primitive):
 
     def emit(self, x):
         return "xp.linalg.svd(%s, full_matrices=%r)" % (x, self.full_matrices)
+
+
+class Eig(Primitive):
+    """``(w, v)``: eigenvalues and unit-norm eigenvectors of a general square matrix
+    (``np.linalg.eig``), complex even for most real matrices.
+
+    A real program using it compiles its derivatives in complex mode
+    (``complex_result``).  Each eigenvector's phase is NumPy's arbitrary choice:
+    the rules keep its norm (``Re(v^H dv) = 0``) and nothing else of it, so only
+    functions that ignore the phases (``|v|``, the eigenvalues) have a gradient
+    that means something.  Needs distinct eigenvalues and a diagonalisable ``x``.
+    """
+    taylor = "nested"   # no series rule written
+    complex_ok = True
+    complex_result = True
+    num_outputs = 2
+    formula = ("dx = v^-T (diag(dw) + F * (v^T g)) v^T, g = dv - conj(v) re(diag(v^T dv)), "
+               "F_ij = 1 / (w_j - w_i)")
+    nondifferentiable = "equal eigenvalues, or x not diagonalisable"
+
+    def emit(self, x):
+        return "tuple(xp.linalg.eig(%s))" % x
 
 
 class Qr(Primitive):
@@ -205,6 +239,7 @@ class TriangleMask(Primitive):
     use it to map tangents of the read triangle to symmetric ones and back.
     """
     linearity = "linear"
+    complex_ok = True   # linear (or holomorphic): the rules hold as written
     formula = "dx = mask(dout)"
 
     def __init__(self, upper=False, diagonal=1.0):
@@ -225,6 +260,7 @@ class GapQuotient(Primitive):
     shows rather than being silently wrong.
     """
     taylor = "nested"   # no series rule written
+    complex_ok = True   # linear (or holomorphic): the rules hold as written
     formula = "dx = quotient(dout, gap); dgap = -quotient(dout * out, gap)"
     nondifferentiable = "gap = 0 (off the diagonal)"
 
@@ -243,6 +279,7 @@ class KeepLeading(Primitive):
     drops is not 0: a gradient through the extra columns is not defined.
     """
     linearity = "linear"
+    complex_ok = True   # linear (or holomorphic): the rules hold as written
     shape_only_inputs = (1,)
     formula = "dx = pad_leading(dout, x)"
 
@@ -257,6 +294,7 @@ class PadLeading(Primitive):
     """``x`` padded along ``axis`` to the size of ``like`` with ``fill`` (KeepLeading's adjoint
     with 0; NaN marks the tangents of a full SVD's extra columns, which are not defined)."""
     linearity = "linear"
+    complex_ok = True   # linear (or holomorphic): the rules hold as written
     shape_only_inputs = (1,)
     formula = "dx = keep_leading(dout, x)"
 
