@@ -21,6 +21,7 @@ from .shapes import same_shape, read_broadcasts_unexpanded
 from .scalars import scalar_shapes
 from .seed import ones_to_shape, restore_unfolded, seed_each_of_mean, seed_without_reduction
 from .products import sum_matmul_grads
+from .slices import sum_slice_grads
 from .recurrences import scale_recurrences
 from .hoist import hoist_invariants
 from .batch import batch_popped
@@ -45,7 +46,8 @@ FINAL = (verify, ones_to_shape, seed_without_reduction,
          prune_stack_slots, dce, scale_recurrences, hoist_invariants, dce,
          batch_popped,
          restore_unfolded, verify,
-         read_broadcasts_unexpanded, dce, seed_each_of_mean, sum_matmul_grads)
+         read_broadcasts_unexpanded, dce, sum_slice_grads, seed_each_of_mean,
+         sum_matmul_grads)
 
 #: passes that write calls of helpers only NumPy has (stacked loop rows, matmul
 #: gradients summed per batch): ``FINAL`` without them serves other array libraries

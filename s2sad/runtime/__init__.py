@@ -255,6 +255,31 @@ def getitem_grad(dout, x, index):
     return out
 
 
+def getitem_grad_zeros(x, *parts):
+    """The one zero array that several ``getitem_grad`` terms of ``x``'s adjoint are
+    added into (``getitem_grad_into``): ``x``'s shape, and the dtype that summing
+    the separate ``getitem_grad`` arrays of ``parts`` would have."""
+    dtype = getattr(parts[0], "dtype", None)
+    if dtype is None or any(getattr(p, "dtype", None) != dtype for p in parts):
+        dtype = np.result_type(*[np.result_type(p) for p in parts])
+    return np.zeros(shape_of(x), dtype=dtype)
+
+
+def getitem_grad_into(buf, index, dout):
+    """``buf`` with ``dout`` added at ``index``, in place: ``buf`` is a fresh
+    ``getitem_grad_zeros`` array no other name holds.  A basic index names each
+    position once, so adding is exact even where two indices overlap."""
+    if _basic_index(index):
+        region = buf[index]
+        if type(region) is np.ndarray and getattr(dout, "ndim", 0) <= region.ndim:
+            region += dout      # a view: no copy back (``dout`` broadcasts to it)
+        else:
+            buf[index] += dout  # one element, or ``dout`` with extra leading 1s
+    else:
+        np.add.at(buf, index, dout)
+    return buf
+
+
 def spare(buf, *others):
     """Whether an elementwise op on ``buf`` and ``others`` may write its result into ``buf``.
 

@@ -339,6 +339,21 @@ def _dot(a, b):
     return a @ b
 
 
+def _rows_of(d, xs):
+    """Whether ``d``, the adjoint of ``x @ W`` for an ``x`` of shape ``xs`` with more
+    than two dimensions and a matrix ``W``, is a contiguous array with ``x``'s batch
+    dimensions: then its rows stack into one matrix without a copy, and the
+    batched products (summed over the batch for ``W``) are one 2-D product,
+    one BLAS call instead of one per batch element (and no batch sum)."""
+    return len(xs) > 2 and type(d) is np.ndarray and d.flags.c_contiguous \
+        and d.shape[:-1] == tuple(xs[:-1])
+
+
+def _stacked(a):
+    """The rows of a C-contiguous ``a`` as one matrix (a view; any length, 0 included)."""
+    return a.reshape(math.prod(a.shape[:-1]), a.shape[-1])
+
+
 def math_matmul_grad_a(d, x, y):
     """The gradient of ``x @ y`` with respect to ``x`` (``x`` may be a ``ShapeOf``).
 
@@ -354,6 +369,8 @@ def math_matmul_grad_a(d, x, y):
         return _dot(y, d)
     if len(xs) == 1 and yn == 1:
         return d * y
+    if yn == 2 and _rows_of(d, xs):
+        return _dot(_stacked(d), y.T).reshape(xs)
     y2 = y[..., None] if yn == 1 else y
     d2 = d[..., None] if yn == 1 else d
     if len(xs) == 1:
@@ -379,6 +396,9 @@ def math_matmul_grad_b(d, x, y):
         return np.multiply.outer(x, d)
     if xn == 1 and len(ys) == 1:
         return d * x
+    if len(ys) == 2 and type(x) is np.ndarray and x.flags.c_contiguous and _rows_of(d, x.shape):
+        # sum over the batch of x[b].T @ d[b]: one product of the stacked rows
+        return _dot(_stacked(x).T, _stacked(d))
     x2 = x[None, :] if xn == 1 else x
     d2 = d[..., None, :] if xn == 1 else d
     if len(ys) == 1:

@@ -138,6 +138,19 @@ class Helpers:
         out = xp.zeros(shape_of(x), dtype=dout.dtype, device=_device(dout))
         return self._add_at(out, index, dout)
 
+    def getitem_grad_zeros(self, x, *parts):
+        """The zero array ``getitem_grad_into`` adds into (see the NumPy helper)."""
+        xp = self.xp
+        return xp.zeros(shape_of(x), dtype=xp.result_type(*parts), device=_device(parts[0]))
+
+    def getitem_grad_into(self, buf, index, dout):
+        """``buf`` with ``dout`` added at ``index``: in place into the fresh ``buf``
+        for PyTorch, a new array for JAX.  ``dout`` is cast to ``buf``'s (promoted)
+        dtype first: PyTorch's scatter-add takes no mixed dtypes."""
+        if getattr(dout, "dtype", buf.dtype) != buf.dtype:
+            dout = self.xp.astype(dout, buf.dtype)
+        return self._add_at(buf, index, dout)
+
     def _add_at(self, out, index, d):
         """``out`` with ``d`` added at ``index``: in place for PyTorch and CuPy, a new array
         for JAX."""
