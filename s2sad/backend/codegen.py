@@ -165,6 +165,10 @@ class CodeGen:
         dead = releases(func, name_of, keep=params + stacks)
         for i in peak_in_place(func, name_of, dead, _writes_in_place):
             self._in_place(func.body[i], dead[i], lines, ends[i] - 1)
+        for i, names in dead.items():
+            op = func.body[i]
+            if isinstance(op.prim, A.SetItem) and self.render(op.args[0]) in names:
+                self._setitem_in_place(op, lines, ends[i] - 1)
         out, done = [], 0
         for i in sorted(dead):
             out.extend(lines[done:ends[i]])
@@ -194,6 +198,57 @@ class CodeGen:
         call = "xp.%s(%s, out=%s)" % (op.prim.ufunc, ", ".join(names), buf)
         lines[at] = "%s%s = %s if rt.spare(%s) else %s%s" % (
             indent, out, call, ", ".join([buf] + others), self.expr(op), text[len(expected):])
+        self.plain[lines[at]] = text
+
+    def _loop_setitems(self, ops, setitems, lines, carried, results):
+        """Write in place each item write of a loop body whose operand's name dies there."""
+        for op, at in setitems:
+            name = self.render(op.args[0])
+            if isinstance(op.args[0], Var) and self._dies_in_body(ops, op, name, carried,
+                                                                 results):
+                # released at once: left bound, it would hold the array the
+                # next iteration writes into (two names, so ``rt.spare`` says no)
+                self._setitem_in_place(op, lines, at, release=name)
+
+    def _dies_in_body(self, ops, op, name, carried, results):
+        """Whether no read of ``name`` follows ``op`` in its loop body, this iteration or next.
+
+        Later ops must not read it before a plain op rebinds it; at the end of
+        the body it must be a carried name (rebound by the carry) or a name
+        bound earlier in the body (the next iteration binds it before reading).
+        """
+        names = self.namer.names
+        k = next(i for i, o in enumerate(ops) if o is op)
+        for later in ops[k + 1:]:
+            if any(names.get(v.id) == name for v in _all_uses(later)):
+                return False
+            if not later.regions and any(names.get(o.id) == name for o in later.outs):
+                return True
+        if any(isinstance(r, Var) and names.get(r.id) == name for r in leaves(tuple(results))):
+            return False
+        return name in carried or any(names.get(o.id) == name for o in _outs(ops[:k]))
+
+    def _setitem_in_place(self, op, lines, at, release=None):
+        """Rewrite ``lines[at]``, ``y = x[index] = value`` functionally, to write into ``x``.
+
+        Called when no later line can read ``x`` by its name: ``y`` rebinds
+        that name (a loop's carried array, ``out_1 = ...(out_1, ...)``) or it
+        dies at this top-level line.  ``rt.spare`` then checks at run time that
+        nothing else holds the array (a user's argument, a closure's array, a
+        view, a pushed value, the loop's initial value in the first iteration
+        all do), else the copying form runs; the shown source keeps that form.
+        """
+        text = lines[at]
+        indent = text[:len(text) - len(text.lstrip())]
+        out = self.namer.names.get(op.outs[0].id)
+        plain = self.expr(op)
+        expected = "%s%s = %s" % (indent, out, plain)
+        if not text.startswith(expected) or not plain.startswith("rt.array_setitem("):
+            return
+        x = self.render(op.args[0])
+        drop = "; del %s" % release if release and release != out else ""
+        lines[at] = "%s%s = rt.array_setitem_in_place(%s if rt.spare(%s) else %s%s%s" % (
+            indent, out, plain[len("rt.array_setitem("):], x, plain, drop, text[len(expected):])
         self.plain[lines[at]] = text
 
     def readable(self, source):
@@ -308,11 +363,20 @@ class CodeGen:
         self.where.setdefault(where, loc)
         self.last_loc = key
 
-    def block(self, ops, lines, indent, targets=(), values=()):
-        """The statements of a region, then assignments to its op's names."""
+    def block(self, ops, lines, indent, targets=(), values=(), loop=False):
+        """The statements of a region, then assignments to its op's names.
+
+        ``loop``: the region is a loop's body and ``targets`` its carried
+        names, rebound at the end of each iteration (``_loop_setitems``).
+        """
         start = len(lines)
+        setitems = []
         for op in ops:
             self.statement(op, lines, indent)
+            if isinstance(op.prim, A.SetItem):
+                setitems.append((op, len(lines) - 1))
+        if loop and self.release:
+            self._loop_setitems(ops, setitems, lines, targets, values)
         self.assign(targets, values, lines, indent)
         if all(not line.strip() or line.strip().startswith("#") for line in lines[start:]):
             lines.append(indent + "pass")
@@ -328,6 +392,8 @@ class CodeGen:
         if self.explain and op.origin:
             text += "  # %s" % op.origin
         lines.append(text)
+        if self.release and isinstance(op.prim, A.SetItem) and outs[0] == self.render(op.args[0]):
+            self._setitem_in_place(op, lines, len(lines) - 1)
 
     def assign(self, targets, values, lines, indent):
         """``t1, t2 = v1, v2`` for the pairs whose names differ."""
@@ -402,7 +468,7 @@ class CodeGen:
                 self.statement(c, lines, indent + "    ")
             lines.append("%s    if not %s:" % (indent, self.render(cond.result[0])))
             lines.append("%s        break" % indent)
-        self.block(body.ops, lines, indent + "    ", names, body.result)
+        self.block(body.ops, lines, indent + "    ", names, body.result, loop=True)
 
     def st_ForRange(self, op, lines, indent):
         (body,) = op.regions
@@ -418,7 +484,7 @@ class CodeGen:
         if op.prim.reverse:
             rng = "reversed(%s)" % rng
         lines.append("%sfor %s in %s:" % (indent, i, rng))
-        self.block(body.ops, lines, indent + "    ", names, body.result)
+        self.block(body.ops, lines, indent + "    ", names, body.result, loop=True)
 
     def st_CustomBprop(self, op, lines, indent):
         (region,) = op.regions
@@ -483,6 +549,11 @@ def _all_uses(op):
             out.extend(_all_uses(o))
         out.extend(v for v in leaves(r.result) if isinstance(v, Var))
     return out
+
+
+def _outs(ops):
+    """Every value the plain (region-less) ops of ``ops`` bind."""
+    return [o for op in ops if not op.regions for o in op.outs]
 
 
 def _guard_pattern(op):

@@ -15,7 +15,7 @@ __all__ = [
     "array_tensor_scatter_update", "array_np_dtype", "array_is_float_dtype", "array_float_flag", "array_cast",
     "array_cast_like", "array_fill", "array_zeros", "array_ones", "array_eye",
     "array_pad_width", "array_pad", "array_pad_crop", "array_one_hot", "array_setitem",
-    "array_setitem_value_grad",
+    "array_setitem_in_place", "array_setitem_value_grad",
     "array_repeat_grad", "array_fail", "array_flat_padding", "array_split_sections",
     "accumulate_at", "array_unpack",
 ]
@@ -328,6 +328,18 @@ def array_setitem(x, index, value):
     return out
 
 
+def array_setitem_in_place(x, index, value):
+    """``x`` itself with ``value`` written at ``index``: ``array_setitem`` without its copy.
+
+    Generated code calls it only when ``rt.spare(x)`` says no one else can
+    see ``x`` (its one name is rebound to the result or dies there), so the
+    values are those of the copying form and a loop filling rows costs one
+    row per step, not one array.
+    """
+    x[index] = value
+    return x
+
+
 def array_setitem_value_grad(dout, index):
     """``dout[index]``, zero at each write of ``x[index] = value`` that did not survive.
 
@@ -339,7 +351,9 @@ def array_setitem_value_grad(dout, index):
     """
     g = dout[index]
     if not _has_int_array(index):
-        return g
+        # a copy, not a view: a view kept by a name would stop the next
+        # ``x[index] = 0`` of the adjoint (in a loop) from writing into dout
+        return g.copy() if type(g) is np.ndarray and g.base is not None else g
     order = np.arange(g.size).reshape(g.shape)
     written = np.empty(np.shape(dout), dtype=np.intp)   # only written positions are read
     written[index] = order

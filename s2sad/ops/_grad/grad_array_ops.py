@@ -366,8 +366,10 @@ def get_bprop_getitem_grad(self):
 @bprop_getters.register(A.SetItem)
 def get_bprop_setitem(self):
     def bprop(x, index, value, out, dout):
-        dx = setitem(dout, index, 0)
+        # dout read before it is zeroed: then the zeroing is its last read and
+        # may write into it (codegen's in-place setitem)
         dvalue = unbroadcast(setitem_value_grad(dout, index), value)
+        dx = setitem(dout, index, 0)
         return dx, _NO_GRAD, dvalue
     return bprop
 
