@@ -63,3 +63,33 @@ except AttributeError:
 print(ok)
 """
     assert _run(probe, tmp_path) == str([True] * 10)
+
+
+def test_numpy_random_imported_after_a_first_gradient_still_draws_on_every_call(tmp_path):
+    # the first gradient is compiled before anything imports numpy.random; the
+    # draws of the second must then run on each call, not fold to constants
+    probe = """
+import sys
+import numpy as np
+import s2sad
+
+def square(x):
+    return np.sum(x * x)
+
+def noisy(x):
+    rng = np.random.default_rng(1)      # a new generator on every call
+    return np.sum(x * rng.uniform(size=x.shape)) + np.sum(x * np.random.uniform(size=x.shape))
+
+x = np.ones(3)
+s2sad.grad(square)(x)
+before = "numpy.random" in sys.modules
+grad = s2sad.grad(noisy)
+np.random.seed(0)
+g1 = grad(x)
+g2 = grad(x)
+np.random.seed(0)
+u = np.random.default_rng(1).uniform(size=3)
+print(before, np.allclose(g1, u + np.random.uniform(size=3)),
+      np.allclose(g2, u + np.random.uniform(size=3)))
+"""
+    assert _run(probe, tmp_path) == "False True True"
