@@ -26,7 +26,6 @@ gradients over the ranks); the model-splitting modes raise, as they are not
 available.
 """
 import copy
-import difflib
 import os
 
 __all__ = ["set_context", "get_context", "GRAPH_MODE", "PYNATIVE_MODE", "ParallelMode",
@@ -140,6 +139,7 @@ def _check(key, value):
 
 def _unknown(where, key, keys=KEYS):
     """The message for a key that is not a setting, with the nearest ones."""
+    import difflib      # an error path: not paid by ``import s2sad``
     near = difflib.get_close_matches(str(key), keys, n=3)
     hint = " (did you mean %s?)" % " or ".join(repr(k) for k in near) if near else ""
     table = "KEYS" if keys is KEYS else "PARALLEL_KEYS"

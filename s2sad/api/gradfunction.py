@@ -329,7 +329,7 @@ class GradFunction:
         ``rewind``: the random generator is put back afterwards, so the compiled
         gradient run next draws the same Dropout masks as this forward did.
         """
-        state = rt_nn._generator.bit_generator.state if rewind else None
+        state = rt_nn.generator().bit_generator.state if rewind else None
         if self.root is None:
             value = self.fn(*inputs)
         elif self.fn is type(self.root).construct:
@@ -337,7 +337,7 @@ class GradFunction:
         else:
             value = self.fn(self.root, *inputs)
         if rewind:
-            rt_nn._generator.bit_generator.state = state
+            rt_nn.generator().bit_generator.state = state
         return value
 
     def _gradients(self, entry, inputs, specs, arrays, grads):

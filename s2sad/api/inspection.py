@@ -2,7 +2,6 @@
 from typing import Any, Callable
 
 from ..backend.standalone import module_source
-from ..highlight import SourceText
 from ..ir import format_func
 from .gradfunction import GradFunction
 
@@ -30,6 +29,7 @@ def get_source(grad_fn: Callable[..., Any], *args: Any, standalone: bool = False
     (what ``s2sad dump`` prints).  The result is a ``str`` that notebooks
     display highlighted.
     """
+    from ..highlight import SourceText     # only here: ``import s2sad`` skips ``html``
     compiled = _compiled(grad_fn, args)
     if standalone:
         return SourceText(module_source(compiled))

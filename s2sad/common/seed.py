@@ -11,8 +11,9 @@ import numpy as np
 __all__ = ["set_seed", "get_seed", "generator", "shuffle_generator"]
 
 _seed = None
-_generator = np.random.default_rng()
-_shuffle_generator = np.random.default_rng()
+# made on first use: importing ``numpy.random`` was a cost every program paid
+_generator = None
+_shuffle_generator = None
 
 
 def set_seed(seed):
@@ -45,6 +46,9 @@ def get_seed():
 
 def generator():
     """The NumPy ``Generator`` initializers draw from (reseeded by ``set_seed``)."""
+    global _generator
+    if _generator is None:
+        _generator = np.random.default_rng()
     return _generator
 
 
@@ -54,4 +58,7 @@ def shuffle_generator():
     A stream of its own, so building a dataset does not change the weights
     a later layer is initialised with.
     """
+    global _shuffle_generator
+    if _shuffle_generator is None:
+        _shuffle_generator = np.random.default_rng()
     return _shuffle_generator

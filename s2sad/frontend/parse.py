@@ -4,6 +4,7 @@ Line numbers in the returned tree are the ones in the user's file, so every
 error and every ``# line N`` comment in generated code points at the file the
 user edits.
 """
+import ast
 import inspect
 import io
 import linecache
@@ -69,7 +70,7 @@ def get_source_info(fn, call_loc=None):
     # not what the user calls
     where = code if code is not None else fn
     try:
-        lines, first = inspect.getsourcelines(where)
+        lines, first = _source_lines(where)
         filename = inspect.getsourcefile(where) or inspect.getfile(where)
     except (OSError, TypeError, UnicodeDecodeError, SyntaxError):   # the last two: Python 3.9
         check_decodable(getattr(code, "co_filename", None))
@@ -81,14 +82,64 @@ def get_source_info(fn, call_loc=None):
     text = "".join(lines)
     dedented = textwrap.dedent(text)
     col_shift = _indent(text) - _indent(dedented)
-    tree = gast.parse(dedented)
-    gast.increment_lineno(tree, first - 1)
+    tree = gast.parse("\n" * (first - 1) + dedented)     # numbered as in the file
     fdef = tree.body[0]
     if not isinstance(fdef, (gast.FunctionDef,)):
         raise NoGradientRuleError(
             "cannot read the source of %s as a function definition" % describe(fn), call_loc)
     info = SourceInfo(filename, fdef, col_shift, getattr(fn, "__qualname__", fdef.name))
     return _remember(code, info) if code is not None else info
+
+
+def _source_lines(where):
+    """``inspect.getsourcelines(where)``, read from ``linecache`` directly for a
+    code object of a file that ``linecache`` can read.
+
+    ``inspect`` first looks for the module of the file with ``getmodule``,
+    which resolves the path of every module in ``sys.modules`` (a disk access
+    each) whenever a module was imported since its last call: that was half the
+    time of compiling a first gradient.  Its file and first line are what the
+    code object says; anything else (a notebook cell, a zip import) goes
+    through ``inspect``.
+    """
+    filename = inspect.getsourcefile(where) if inspect.iscode(where) else None
+    if filename:
+        linecache.checkcache(filename)      # an edited file is read again, as inspect does
+        lines = linecache.getlines(filename)
+        first = where.co_firstlineno - 1
+        if 0 <= first < len(lines):
+            return _block(lines[first:]), first + 1
+    return inspect.getsourcelines(where)
+
+
+def _block(lines):
+    """The lines of the ``def`` (its decorators first) that ``lines`` starts with.
+
+    It ends before the first line of code indented no deeper than the ``def``,
+    checked by parsing it: such a line inside brackets or a string leaves the
+    block cut in the middle of a statement, a syntax error, and then
+    ``inspect.getblock`` (which tokenizes the file up to the block's end, five
+    times slower) decides.
+    """
+    indent = _indent(lines[0])
+    k = 0
+    while k < len(lines) and lines[k].lstrip().startswith("@"):
+        k += 1      # decorators, each on one line; a longer one fails the parse below
+    end = k + 1
+    while end < len(lines):
+        stripped = lines[end].lstrip()
+        if stripped and not stripped.startswith("#") and \
+                len(lines[end]) - len(stripped) <= indent:
+            break
+        end += 1
+    while end > k + 1 and lines[end - 1].lstrip()[:1] in ("", "#"):
+        end -= 1        # blank and comment lines after the body are not its own
+    block = lines[:end]
+    try:
+        ast.parse(textwrap.dedent("".join(block)))
+    except SyntaxError:
+        return inspect.getblock(lines)
+    return block
 
 
 def _remember(code, info):

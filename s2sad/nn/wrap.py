@@ -105,10 +105,10 @@ class TrainOneStepCell(Cell):
         if isinstance(self.sens, (int, float)) and self.sens == 1.0:
             loss, grads = self.value_and_grad_fn(*inputs)
             return loss, self.grad_reducer(grads)
-        rng_state = rt_nn._generator.bit_generator.state
+        rng_state = rt_nn.generator().bit_generator.state
         loss = self.network(*inputs)
         sens = _fill_like(loss, self.sens)
-        rt_nn._generator.bit_generator.state = rng_state
+        rt_nn.generator().bit_generator.state = rng_state
         return loss, self.grad_reducer(self.grad_fn(*inputs, sens))
 
 
@@ -165,9 +165,9 @@ class ForwardValueAndGrad(Cell):
                         else self.grad(network))
 
     def construct(self, *inputs):
-        rng_state = rt_nn._generator.bit_generator.state
+        rng_state = rt_nn.generator().bit_generator.state
         value = self.network(*(inputs[:-1] if self.sens_param else inputs))
-        rt_nn._generator.bit_generator.state = rng_state
+        rt_nn.generator().bit_generator.state = rng_state
         return value, self.grad_fn(*inputs)
 
 

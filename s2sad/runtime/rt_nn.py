@@ -42,7 +42,16 @@ def _like(result, x):
 
 
 # ----------------------------------------------------------------- random state
-_generator = np.random.default_rng()
+_generator = None
+
+
+def generator():
+    """The NumPy ``Generator`` Dropout draws its masks from, made on first use
+    (``numpy.random`` is a tenth of the import time of s2sad)."""
+    global _generator
+    if _generator is None:
+        _generator = np.random.default_rng()
+    return _generator
 
 
 def set_seed(seed):
@@ -52,7 +61,7 @@ def set_seed(seed):
 
 
 def _uniform(shape):
-    return _generator.random(shape)
+    return generator().random(shape)
 
 
 # ------------------------------------------------------------------ activations

@@ -16,3 +16,80 @@ def test_importing_s2sad_imports_no_optional_library():
                           cwd=ROOT, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def _run(probe, tmp_path):
+    """What the script ``probe`` prints, run in a fresh process (a file: s2sad reads its source)."""
+    script = tmp_path / "probe.py"
+    script.write_text(probe)
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                          cwd=ROOT, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+# what ``import s2sad`` and a first gradient of a NumPy function leave unloaded
+LAZY = ("s2sad.nn.layer", "s2sad.nn.loss", "s2sad.nn.optim", "s2sad.nn.wrap",
+        "s2sad.nn.metrics", "s2sad.train", "s2sad.dataset", "s2sad.communication",
+        "s2sad.highlight", "numpy.random", "difflib", "html")
+
+
+def test_importing_s2sad_leaves_nn_train_dataset_and_numpy_random_unloaded(tmp_path):
+    probe = ("import sys, numpy as np, s2sad\n"
+             "first = sorted(m for m in %r if m in sys.modules)\n"
+             "def f(x):\n"
+             "    return np.sum(np.tanh(x) * x)\n"
+             "g = s2sad.grad(f)(np.ones(3))\n"
+             "print(first, sorted(m for m in %r if m in sys.modules))" % (LAZY, LAZY))
+    assert _run(probe, tmp_path) == "[] []"
+
+
+def test_lazily_loaded_names_are_the_same_objects_under_every_path(tmp_path):
+    probe = """
+import s2sad as mindspore
+from mindspore.nn.loss import MSELoss
+from mindspore import nn, Model
+import mindspore.train.model
+import s2sad.nn.loss, s2sad.train
+from s2sad.nn import *
+ok = [MSELoss is s2sad.nn.loss.MSELoss, nn.MSELoss is MSELoss, Dense is nn.layer.Dense,
+      Model is s2sad.train.Model, mindspore.train.model is s2sad.train.model,
+      s2sad.nn.loss.__spec__.name == "s2sad.nn.loss", "Dense" in dir(nn),
+      "Model" in dir(s2sad), s2sad.dataset.NumpySlicesDataset.__module__ == "s2sad.dataset.datasets"]
+try:
+    nn.NoSuchLayer
+except AttributeError:
+    ok.append(True)
+print(ok)
+"""
+    assert _run(probe, tmp_path) == str([True] * 10)
+
+
+def test_numpy_random_imported_after_a_first_gradient_still_draws_on_every_call(tmp_path):
+    # the first gradient is compiled before anything imports numpy.random; the
+    # draws of the second must then run on each call, not fold to constants
+    probe = """
+import sys
+import numpy as np
+import s2sad
+
+def square(x):
+    return np.sum(x * x)
+
+def noisy(x):
+    rng = np.random.default_rng(1)      # a new generator on every call
+    return np.sum(x * rng.uniform(size=x.shape)) + np.sum(x * np.random.uniform(size=x.shape))
+
+x = np.ones(3)
+s2sad.grad(square)(x)
+before = "numpy.random" in sys.modules
+grad = s2sad.grad(noisy)
+np.random.seed(0)
+g1 = grad(x)
+g2 = grad(x)
+np.random.seed(0)
+u = np.random.default_rng(1).uniform(size=3)
+print(before, np.allclose(g1, u + np.random.uniform(size=3)),
+      np.allclose(g2, u + np.random.uniform(size=3)))
+"""
+    assert _run(probe, tmp_path) == "False True True"

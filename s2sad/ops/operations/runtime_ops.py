@@ -12,6 +12,7 @@ them once, in its forward sweep, so the backward sweep reads the very values
 import builtins
 import logging
 import random
+import sys
 import warnings
 
 import numpy as np
@@ -124,9 +125,8 @@ class WriteParameter(Primitive):
 
 
 # ------------------------------------------------------------ what runs late
-_RANDOM_TYPES = (np.random.Generator, np.random.RandomState, np.random.BitGenerator,
-                 random.Random)
 _texts = None
+_texts_have_numpy_random = False
 #: the functions of ``logging`` that log (on every call, with that call's values)
 _LOGGING = ("debug", "info", "warning", "error", "exception", "critical", "log")
 
@@ -134,18 +134,40 @@ _LOGGING = ("debug", "info", "warning", "error", "exception", "critical", "log")
 def _runtime_texts():
     """``id(function) -> (function, how generated code names it)`` for functions that
     must run on every call: NumPy's and Python's random module, and ``print``."""
-    global _texts
+    global _texts, _texts_have_numpy_random
     if _texts is None:
         _texts = {id(builtins.print): (builtins.print, "print"),
                   id(warnings.warn): (warnings.warn, "warnings.warn")}
         for name in _LOGGING:
             _texts[id(getattr(logging, name))] = (getattr(logging, name), "logging." + name)
-        for module, prefix in ((np.random, "xp.random."), (random, "random.")):
-            for name in dir(module):
-                value = getattr(module, name)
-                if not name.startswith("_") and callable(value):
-                    _texts.setdefault(id(value), (value, prefix + name))
+        _add_module_texts(random, "random.")
+    if not _texts_have_numpy_random and _numpy_random() is not None:
+        _add_module_texts(_numpy_random(), "xp.random.")
+        _texts_have_numpy_random = True
     return _texts
+
+
+def _add_module_texts(module, prefix):
+    """Name the public callables of ``module`` ``prefix + name`` in ``_texts``."""
+    for name in dir(module):
+        value = getattr(module, name)
+        if not name.startswith("_") and callable(value):
+            _texts.setdefault(id(value), (value, prefix + name))
+
+
+def _numpy_random():
+    """``numpy.random`` if some code imported it, else ``None``: no value of a
+    program can come from it before, and s2sad does not import it itself (it is
+    a tenth of s2sad's import time)."""
+    return sys.modules.get("numpy.random")
+
+
+def _random_types():
+    """The classes whose instances draw random numbers on every call."""
+    nr = _numpy_random()
+    if nr is None:
+        return (random.Random,)
+    return (nr.Generator, nr.RandomState, nr.BitGenerator, random.Random)
 
 
 def runtime_call_text(f):
@@ -165,13 +187,14 @@ def numpy_text(f):
 
 def makes_random_state(fn):
     """Whether calling ``fn`` makes a random generator (``np.random.default_rng``)."""
-    return fn is np.random.default_rng or (isinstance(fn, type) and
-                                           issubclass(fn, _RANDOM_TYPES))
+    nr = _numpy_random()
+    return (nr is not None and fn is nr.default_rng) or (isinstance(fn, type) and
+                                                          issubclass(fn, _random_types()))
 
 
 def is_random_state(obj):
     """Whether ``obj`` is a random generator, whose methods draw on every call."""
-    return isinstance(obj, _RANDOM_TYPES)
+    return isinstance(obj, _random_types())
 
 
 def is_logger(obj):
