@@ -37,6 +37,13 @@ def check_real_output(value):
     return value
 
 
+def real_like(t, like):
+    """``t``'s real part when ``like`` is real and ``t`` complex, else ``t``."""
+    if np.iscomplexobj(t) and not np.iscomplexobj(like):
+        return np.real(t)
+    return t
+
+
 def _order_weights(n, q, dtype):
     """(low index, high index, high weight) of NumPy's linear quantile method."""
     position = np.asarray(q, dtype=np.float64) * (n - 1)

@@ -142,3 +142,22 @@ def assert_fd(fn, *args):
     """``GradOperation()(fn)`` agrees with ``fd_grad`` (the first argument's gradient)."""
     np.testing.assert_allclose(GradOperation()(fn)(*args), fd_grad(fn, *args),
                                rtol=1e-6, atol=1e-8)
+
+
+def fd_complex_grad(f, z, eps=1e-6):
+    """``df/dx - 1j df/dy`` of a real-valued ``f`` at complex ``z`` (JAX's convention for
+    ``grad``), by central differences along each element's real and imaginary direction."""
+    z = np.asarray(z, dtype=complex)
+    g = np.zeros_like(z)
+    for i in np.ndindex(z.shape):
+        e = np.zeros_like(z)
+        e[i] = eps
+        dx = (f(z + e) - f(z - e)) / (2 * eps)
+        dy = (f(z + 1j * e) - f(z - 1j * e)) / (2 * eps)
+        g[i] = dx - 1j * dy
+    return g
+
+
+def fd_directional(f, z, t, eps=1e-6):
+    """``(f(z + eps t) - f(z - eps t)) / (2 eps)``: the tangent a JVP along ``t`` gives."""
+    return (np.asarray(f(z + eps * t)) - np.asarray(f(z - eps * t))) / (2 * eps)

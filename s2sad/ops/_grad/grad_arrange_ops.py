@@ -5,11 +5,20 @@ primitive to the tangent, and the adjoints (``RearrangeGrad``,
 ``TakeAlongAxisGrad``) are linear in the cotangent, so their own rules apply
 the forward primitive again.
 """
+from ...ir.primitive import complex_mode
 from ..operations import arrange_ops as R
 from ..operations import array_ops as A
+from ..operations import elementwise_ops as E
 from .grad_base import bprop_getters, jvp_getters
 
 zeros_like = A.ZerosLike()
+real_like = E.RealLike()
+
+
+def _decided_by_values(op):
+    """``np.real_if_close`` of a complex value: real or complex by the values, so its
+    tangent follows the result's type (``real_if_close`` of the tangent would not)."""
+    return op.fn == "real_if_close" and complex_mode()
 
 
 def _grad_of(op):
@@ -23,6 +32,8 @@ def get_bprop_rearrange(self):
     adjoint = R.RearrangeGrad(fn, num, **kwargs)
 
     def bprop(x, out, dout):
+        if _decided_by_values(self):
+            return (real_like(dout, out),)
         return (adjoint(dout, x),)
     return bprop
 
@@ -30,6 +41,8 @@ def get_bprop_rearrange(self):
 @jvp_getters.register(R.Rearrange)
 def get_jvp_rearrange(self):
     def jvp(x, out, tx):
+        if _decided_by_values(self):
+            return real_like(tx, out)
         return self(tx)
     return jvp
 

@@ -11,10 +11,12 @@ compiling a program with complex inputs (``driver/tracing.py``).
 """
 from ...ir import control as K
 from ...ir.primitive import complex_mode
+from ..operations import arrange_ops as R
 from ..operations import array_ops as A
 from ..operations import contract_ops as C
 from ..operations import elementwise_ops as E
 from ..operations import math_ops as M
+from ..operations import special_ops as S
 from .grad_base import bprop_getters, jvp_getters
 from .grad_math_ops import d_abs
 
@@ -30,7 +32,14 @@ abs_ = M.Abs()
 _HOLOMORPHIC = (M.Add, M.TensorAdd, M.Sub, M.Mul, M.Div, M.RealDiv, M.Neg, M.Exp, M.Log,
                 M.Sin, M.Cos, M.Tanh, M.Sqrt, M.Square, M.Pow, M.Reciprocal, M.MatMul,
                 M.MatMulExt, M.BatchMatMul, M.Dot, M.Outer, M.ReduceSum, M.ReduceMean,
-                M.SumSquares, M.Abs, C.Einsum, C.EinsumExpand)
+                M.SumSquares, M.Abs, C.Einsum, C.EinsumExpand,
+                # principal branches: NumPy's cuts are the derivatives' own (Acosh's rule
+                # takes 1/(sqrt(z-1) sqrt(z+1)) for complex z, not 1/sqrt(z^2-1))
+                M.Sinh, M.Cosh, M.Tan, M.Expm1, M.Log1p, M.Asinh, M.Acosh, M.Atanh, M.Rsqrt,
+                M.ReduceProd, S.Sqrtm, S.SolveSylvester,
+                # bilinear, with plain (unconjugated) transposes in their adjoints
+                M.MatMulGradA, M.MatMulGradB, M.Tensordot, M.TensordotGradA,
+                M.TensordotGradB, C.Kron, C.KronGradA, C.KronGradB)
 _STRUCTURAL = (A.Reshape, A.Transpose, A.TransposeT, A.ExpandDims, A.Squeeze, A.Flatten,
                A.SwapAxes, A.MoveAxis, A.ReverseV2, A.BroadcastTo, A.GetItem, A.Slice,
                A.StridedSlice, A.Concat, A.Stack, A.Unstack, A.Split, A.Select, A.Identity,
@@ -38,6 +47,10 @@ _STRUCTURAL = (A.Reshape, A.Transpose, A.TransposeT, A.ExpandDims, A.Squeeze, A.
                A.SumSeed, A.ReductionSeed, A.MeanSeed, A.CheckSens, A.UnpackTuple,
                A.TupleConcat, A.Depend, A.StopGradient, A.GetItemGrad, A.Gather,
                A.GatherGrad, A.Tile, A.TileGrad, A.Pad, A.PadCrop, M.CumSum,
+               R.Rearrange, R.RearrangeGrad, A.CastLike,
+               # the gradient follows the element NumPy selects (complex numbers
+               # compare by real part, then imaginary part)
+               M.ReduceMax, M.ReduceMin,
                # not SetItem: a complex value written into a real array loses its
                # imaginary part, and its rule does not take the real part of the cotangent
                # control flow: the ops of its regions are checked one by one
@@ -136,7 +149,10 @@ def _angle_slope(x):
 
 @bprop_getters.register(E.Angle)
 def get_bprop_angle(self):
+    """Of a real x the angle is 0 or pi, a step: its gradient is 0 (and real)."""
     def bprop(x, out, dout):
+        if not complex_mode():
+            return (zeros_like(x),)
         return (real(dout) * _angle_slope(x),)
     return bprop
 
@@ -144,5 +160,25 @@ def get_bprop_angle(self):
 @jvp_getters.register(E.Angle)
 def get_jvp_angle(self):
     def jvp(x, out, tx):
+        if not complex_mode():
+            return None
         return real(_angle_slope(x) * tx)
+    return jvp
+
+
+real_like = E.RealLike()
+
+
+@bprop_getters.register(E.RealLike)
+def get_bprop_real_like(self):
+    """Self-adjoint: ``re(ct * re(t)) = re(re(ct) * t)``."""
+    def bprop(t, like, out, dout):
+        return real_like(dout, like), zeros_like(like)
+    return bprop
+
+
+@jvp_getters.register(E.RealLike)
+def get_jvp_real_like(self):
+    def jvp(t, like, out, tt, tlike):
+        return real_like(tt, like)
     return jvp

@@ -7,6 +7,7 @@ mode has one) its Taylor rule.  A JVP shared by a family (the products'
 import math
 
 from ...ir.nodes import Const
+from ...ir.primitive import complex_mode
 from ..operations import math_ops as M
 from ..operations import array_ops as A
 from .grad_base import bprop_getters, jvp_getters, taylor_rules
@@ -474,6 +475,10 @@ def d_asinh(x, out):
 
 
 def d_acosh(x, out):
+    """For complex x the principal branch's: 1/sqrt(x^2 - 1) has a cut along the
+    imaginary axis and flips sign where Re(x) < 0."""
+    if complex_mode():
+        return 1 / (sqrt(x - 1) * sqrt(x + 1))
     return rsqrt(x * x - 1)
 
 

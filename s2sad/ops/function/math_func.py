@@ -10,9 +10,9 @@ import math
 import numpy as np
 
 from ...ir.primitive import complex_mode
-from ..operations import elementwise_ops as E
 from ..operations import math_ops as M
 from ..operations import array_ops as A
+from ..operations import elementwise_ops as E
 from . import linalg_func
 from .arrange_func import array_of
 from ...runtime import constexpr
@@ -509,8 +509,14 @@ def _check_matrix_ord(ord):
 def _squares(x):
     """``x * x``; ``|x|^2`` (real, as NumPy's norms) where the program may hold complex values."""
     if complex_mode():
-        return E.Real()(x * E.Conj()(x))
+        return _abs_squared(x)
     return x * x
+
+
+def _abs_squared(x):
+    """|x|^2 of a complex program's value, ``re(x conj(x))``: real, as NumPy's norms and
+    variances of complex arrays are (``x * x`` would be complex, and wrong)."""
+    return E.Real()(x * E.Conj()(x))
 
 
 def _vector_norm(x, ord, axis, keepdim):
@@ -768,11 +774,15 @@ def var(input, axis=None, ddof=0, keepdims=False):
     """The variance over ``axis`` (``None``: all axes), dividing by ``N - ddof``.
 
     Composed of means, so its gradient is the chain rule's: ``2 (x - mean) /
-    (N - ddof)`` spread over the reduced elements.
+    (N - ddof)`` spread over the reduced elements.  Of a complex array it is
+    the mean of ``|x - mean|^2``, real as NumPy's.
     """
     axes = _reduce_axis(axis)
     centred = _sub(input, M.ReduceMean(True)(input, axes))
-    out = M.ReduceMean(keepdims)(_square(centred), axes)
+    if complex_mode():
+        out = M.ReduceMean(keepdims)(_abs_squared(centred), axes)
+    else:
+        out = M.ReduceMean(keepdims)(_square(centred), axes)
     if ddof:
         n = _size(input) / _size(out)   # the number of elements each result reduces
         out = _mul(out, n / (n - ddof))

@@ -122,8 +122,8 @@ def conj(x):
 
 
 def angle(z, deg=False):
-    """The argument of a complex value (``np.angle``); of a real one, 0 or pi (a complex
-    gradient, which a program of real inputs refuses)."""
+    """The argument of a complex value (``np.angle``); of a real one, 0 or pi, a real
+    step whose gradient is 0 (as NumPy's value is real)."""
     out = E.Angle()(z)
     return out * (180.0 / 3.141592653589793) if deg else out
 

@@ -125,7 +125,19 @@ class Angle(_ComplexPart):
     """``np.angle``: the argument, in radians."""
     func = "angle"
     taylor = "nested"   # no series rule written
-    formula = "dx = re(dout) * -1j * conj(x) / |x|^2"
+    formula = "dx = re(dout) * -1j * conj(x) / |x|^2 (0 in a program of real inputs)"
+
+
+class RealLike(Primitive):
+    """``t``'s real part where ``like`` is real, ``t`` itself where it is complex (the
+    tangent and cotangent of ``np.real_if_close``, whose result type is decided at
+    run time by the values)."""
+    complex_ok = True
+    linearity = "linear"
+    formula = "dt = re(dout) where like is real, else dout"
+
+    def emit(self, t, like):
+        return "rt.real_like(%s, %s)" % (t, like)
 
 
 class RealOutput(Primitive):
