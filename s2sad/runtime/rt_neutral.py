@@ -15,6 +15,7 @@ from math import prod
 from . import (UNDEFINED, check_assert, check_defined, constexpr, expand_reduced,
                inverse_permutation, reduce_axes, reduced_count, _basic_index, _summed_axes)
 from .rt_array import array_unpack
+from .rt_neutral_nn import NNHelpers
 
 #: helpers of ``rt`` that only do shape arithmetic or call methods every array
 #: library has (``x.reshape``): the same functions serve every library
@@ -39,7 +40,7 @@ class ShapeOf:
         self.shape = shape_of(x)
 
 
-class Helpers:
+class Helpers(NNHelpers):
     """The common helpers for one array namespace ``xp`` (``library``: its name)."""
 
     def __init__(self, xp, library):
@@ -68,6 +69,34 @@ class Helpers:
             return a
         dtype = getattr(like, "dtype", None)
         return self.xp.asarray(a, dtype=dtype, device=_device(like))
+
+    def array_cast_like(self, a, x):
+        """``a`` in the dtype of ``x`` (a no-op when it already has it)."""
+        dtype = getattr(x, "dtype", None)
+        if dtype is None or getattr(a, "dtype", None) == dtype:
+            return a
+        if not hasattr(a, "shape"):
+            return self.xp.asarray(a, dtype=dtype, device=_device(x))
+        return self.xp.astype(a, dtype)
+
+    def array_one_hot(self, indices, depth, on_value, off_value, axis=-1):
+        """``on_value`` where ``indices`` hits a place on a new ``depth``-long axis, else
+        ``off_value``; the dtypes of ``rt_array.array_one_hot`` (float32 for floats)."""
+        xp = self.xp
+        mask = xp.expand_dims(indices, axis=-1) == xp.arange(int(depth), device=_device(indices))
+        if axis != -1:
+            mask = xp.moveaxis(mask, -1, axis)
+        numbers = (bool, int, float)
+        if isinstance(on_value, numbers) and isinstance(off_value, numbers):
+            if isinstance(on_value, bool) and isinstance(off_value, bool):
+                dtype = xp.bool
+            elif isinstance(on_value, float) or isinstance(off_value, float):
+                dtype = xp.float32
+            else:
+                dtype = xp.int64
+            on_value = xp.asarray(on_value, dtype=dtype, device=_device(indices))
+            off_value = xp.asarray(off_value, dtype=dtype, device=_device(indices))
+        return xp.where(mask, on_value, off_value)
 
     def sum_seed(self, x):
         """Ones shaped like ``x``: the seed of ``sum(x)`` broadcast back to ``x``."""
