@@ -244,7 +244,9 @@ class Tensor:
 
     @property
     def T(self) -> Tensor:
-        return self.transpose()
+        if type(self._data) is not np.ndarray:
+            return self.transpose()
+        return _wrap(self._data.T)
 
     def asnumpy(self) -> np.ndarray:
         """The underlying ndarray itself (no copy), like MindSpore's asnumpy; a NumPy
@@ -402,7 +404,13 @@ class Tensor:
     def __setitem__(self, idx: Any, value: Any) -> None:
         if isinstance(value, Tensor):
             value = value._data
-        self._data[_index(idx)] = value
+        data = self._data
+        if type(data) is not np.ndarray:
+            value = xarrays.operand(value, data)     # same library and device, or a number
+        elif xarrays.library_of(value) is not None:
+            raise TypeError("cannot write %s data into a Tensor holding NumPy data; convert it "
+                            "first (Tensor(t.asnumpy()))" % xarrays.library_of(value))
+        data[_index(idx)] = value
 
     # ---- methods ----------------------------------------------------------
     # ``out=None`` and ``**_`` let NumPy's functions (np.sum(t), np.mean(t)) call these.
@@ -479,11 +487,27 @@ class Tensor:
             kwargs["dtype"] = getattr(xarrays.xp_of(self._data), npdt.name)
         return self._xp(name, **kwargs)
 
-    abs = _unary(np.abs, "abs")
-    exp = _unary(np.exp, "exp")
-    log = _unary(np.log, "log")
-    sqrt = _unary(np.sqrt, "sqrt")
-    square = _unary(np.square, "square")
+    def abs(self) -> Tensor:
+        return self._elementwise(np.abs, "abs")
+
+    def exp(self) -> Tensor:
+        return self._elementwise(np.exp, "exp")
+
+    def log(self) -> Tensor:
+        return self._elementwise(np.log, "log")
+
+    def sqrt(self) -> Tensor:
+        return self._elementwise(np.sqrt, "sqrt")
+
+    def square(self) -> Tensor:
+        return self._elementwise(np.square, "square")
+
+    def _elementwise(self, fn, name):
+        """``fn`` (NumPy's) on NumPy data, ``xp.<name>`` on another library's."""
+        a = self._data
+        if type(a) is np.ndarray:
+            return _wrap(fn(a))
+        return self._xp(name)
 
     def copy(self) -> Tensor:
         return _wrap(_copy(self._data))

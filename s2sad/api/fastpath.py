@@ -65,9 +65,12 @@ class FastPath:
         if not self.arrays_only:
             # a Tensor holding another library's data takes the general path (its spec
             # chooses code compiled for that library)
-            return tuple(map(type, args)) == self.types and all(
-                type(a) is _ndarray or type(a._data) is _ndarray for a in args) \
-                and self.check(None, gf.fn)
+            if tuple(map(type, args)) != self.types:
+                return False
+            for a in args:
+                if type(a) is not _ndarray and type(a._data) is not _ndarray:
+                    return False
+            return self.check(None, gf.fn)
         for a in args:
             if type(a) is not _ndarray:
                 return False

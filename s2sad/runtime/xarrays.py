@@ -112,7 +112,7 @@ def missing_names(source, xp, rt):
             if not hasattr(spaces[space], name)]
 
 
-def _operand(value, like):
+def operand(value, like):
     """``value`` as an operand of an operation on ``like`` (an array of another
     library): an array of that library and device, or a Python number."""
     if isinstance(value, (bool, int, float, complex)):
@@ -135,7 +135,7 @@ def _operand(value, like):
 def binary(name, a, b):
     """``xp.<name>(a, b)`` where ``a`` or ``b`` is an array of another library."""
     like = a if library_of(a) is not None else b
-    a, b = _operand(a, like), _operand(b, like)
+    a, b = operand(a, like), operand(b, like)
     return getattr(xp_of(like), name)(a, b)
 
 

@@ -91,9 +91,35 @@ def test_mixing_libraries_eagerly_is_refused():
         np.asarray(t)
     with pytest.raises(TypeError, match="mixes torch data on cpu with a NumPy array"):
         ops.Add()(t, n)
+    with pytest.raises(TypeError, match="mixes torch data on cpu with a NumPy array"):
+        t[0] = n[0]
+    with pytest.raises(TypeError, match="cannot write torch data into a Tensor holding NumPy"):
+        n[0] = t[0]
+    t[1] = 5.0
+    assert t.tolist() == [1.0, 5.0]
     meta = Tensor(torch.ones(2, device="meta"))
     with pytest.raises(TypeError, match="mixes torch data on cpu with torch data on meta"):
         t + meta
+
+
+def square_sum(x):
+    return (x * x).sum()
+
+
+def test_a_plain_functions_prepared_call_path_is_not_taken_by_torch_tensors():
+    """After calls with NumPy Tensors (which prepare a per-call path), a Tensor of torch
+    data runs the code compiled for torch, not NumPy's."""
+    grad = ops.GradOperation()(square_sum)
+    x = np.array([1.0, -2.0, 0.5], np.float32)
+    for _ in range(3):
+        assert type(grad(Tensor(x))._data) is np.ndarray
+    on("torch")
+    g = grad(Tensor(x))
+    assert type(g._data) is torch.Tensor and g.dtype == s2sad.float32
+    np.testing.assert_allclose(g.asnumpy(), 2 * x)
+    assert s2sad.get_source(grad).startswith("# runs on torch arrays (cpu)")
+    on("numpy")
+    assert type(grad(Tensor(x))._data) is np.ndarray
 
 
 def test_an_option_value_that_is_not_a_library_is_refused():
