@@ -14,14 +14,15 @@ from math import prod
 
 from . import (UNDEFINED, check_assert, check_defined, constexpr, expand_reduced,
                inverse_permutation, reduce_axes, reduced_count, _basic_index, _summed_axes)
-from .rt_array import array_unpack
-from .rt_neutral_nn import NNHelpers
+from .rt_array import array_unpack, flattened_shape
+from .rt_neutral_nn import NNHelpers, TorchConvHelpers
+from .rt_nn import nn_norm_axes
 
 #: helpers of ``rt`` that only do shape arithmetic or call methods every array
 #: library has (``x.reshape``): the same functions serve every library
 SHARED = {f.__name__: f for f in (check_assert, check_defined, expand_reduced,
                                   inverse_permutation, reduce_axes, reduced_count,
-                                  array_unpack)}
+                                  array_unpack, nn_norm_axes)}
 SHARED["UNDEFINED"] = UNDEFINED
 
 
@@ -78,6 +79,10 @@ class Helpers(NNHelpers):
         if not hasattr(a, "shape"):
             return self.xp.asarray(a, dtype=dtype, device=_device(x))
         return self.xp.astype(a, dtype)
+
+    def array_flatten(self, x, start_dim=1, end_dim=-1):
+        """Merge dims ``start_dim..end_dim`` (inclusive) into one (``rt_array``'s shapes)."""
+        return self.xp.reshape(x, flattened_shape(shape_of(x), start_dim, end_dim))
 
     def array_one_hot(self, indices, depth, on_value, off_value, axis=-1):
         """``on_value`` where ``indices`` hits a place on a new ``depth``-long axis, else
@@ -275,10 +280,13 @@ def extend_namespace(xp):
 
 def runtime_for(xp, library):
     """The object generated code calls ``rt`` for arrays of ``library`` in namespace ``xp``."""
-    helpers = Helpers(xp, library)
+    cls = Helpers
+    if library == "torch":      # helpers by the library's own calls, where the standard has none
+        cls = type("TorchHelpers", (Helpers, TorchConvHelpers), {})
+    helpers = cls(xp, library)
     rt = types.ModuleType("s2sad_rt_" + library)
     vars(rt).update(SHARED)
-    for name in dir(Helpers):
+    for name in dir(cls):
         if not name.startswith("_"):
             setattr(rt, name, getattr(helpers, name))
     rt.ShapeOf = ShapeOf

@@ -268,9 +268,32 @@ def test_training_an_mlp_gives_numpys_losses(opt, loss):
 
 def test_a_layer_without_a_torch_implementation_names_itself_and_the_option():
     on("torch")
-    with pytest.raises(TypeError, match="primitive .*no implementation for torch arrays.*"
-                                        "array_library='numpy'"):
-        nn.Conv2d(1, 2, 3)(Tensor(np.ones((1, 1, 4, 4), np.float32)))
+    with pytest.raises(TypeError, match="primitive MaxPool has no implementation for torch "
+                                        "arrays.*array_library='numpy'"):
+        nn.MaxPool2d(2, 2)(Tensor(np.ones((1, 1, 4, 4), np.float32)))
+
+
+def conv_gradients(library, pad_mode, stride):
+    on(library)
+    s2sad.set_seed(2)
+    x = Tensor(np.random.RandomState(0).randn(2, 3, 7, 6).astype(np.float32))
+    net = nn.SequentialCell([nn.Conv2d(3, 4, 3, stride=stride, pad_mode=pad_mode, padding=(
+        1 if pad_mode == "pad" else 0), has_bias=True), nn.ReLU(), nn.Flatten()])
+
+    def loss(x):
+        return (net(x) ** 2).sum()
+    value, (gx, gw) = s2sad.value_and_grad(loss, 0, ParameterTuple(net.trainable_params()))(x)
+    return [value, gx] + list(gw)
+
+
+@pytest.mark.parametrize("pad_mode,stride", [("same", 1), ("same", 2), ("valid", 2),
+                                             ("pad", 1)])
+def test_conv2d_gradients_on_torch_match_numpy(pad_mode, stride):
+    got = conv_gradients("torch", pad_mode, stride)
+    expected = conv_gradients("numpy", pad_mode, stride)
+    for g, e in zip(got, expected):
+        assert type(g._data) is torch.Tensor and g.shape == e.shape
+        np.testing.assert_allclose(g.asnumpy(), e.asnumpy(), rtol=1e-4, atol=1e-5)
 
 
 # ------------------------------------------------------------ initializers
