@@ -8,8 +8,13 @@ anything here, and each says so (``docs/guide-migrating.md`` has the table):
   gradients and ``@jit`` functions compiled), so a script written for either
   runs.  Compiling every Cell call would run the Python side effects of
   ``construct`` once, while compiling, instead of on each call.
-* ``device_target``: ``"CPU"`` only.  Asking for a GPU or Ascend fails at once
-  rather than running on the CPU while the user believes otherwise.
+* ``device_target``: ``"CPU"``, or ``"GPU"`` through PyTorch's CUDA arrays
+  (``docs/backends.md``, "Cells on PyTorch").  Asking for a GPU where none
+  is available, or for Ascend, fails at once rather than running on the CPU
+  while the user believes otherwise.
+* ``array_library`` (s2sad's own key): ``"numpy"`` (the default on the CPU)
+  or ``"torch"`` (the default on the GPU): the library the data of the
+  Tensors and Parameters created from then on lives in.
 * ``save_graphs`` / ``save_graphs_path``: every compiled gradient's source
   and IR are written under the path (``s2sad.saved_graphs``).
 * the other keys (``KEYS``): recorded and returned by ``get_context``, no
@@ -45,6 +50,7 @@ KEYS = {
     "device_target": "CPU",
     "save_graphs": False,
     "save_graphs_path": ".",
+    "array_library": None,
     # accepted and recorded, no effect
     "device_id": 0,
     "max_call_depth": 1000,
@@ -84,7 +90,15 @@ KEYS = {
 }
 
 #: The keys that change what s2sad does; the rest are recorded only.
-EFFECTIVE = ("mode", "device_target", "save_graphs", "save_graphs_path")
+EFFECTIVE = ("mode", "device_target", "save_graphs", "save_graphs_path", "array_library")
+
+#: the values of ``array_library``
+ARRAY_LIBRARIES = ("numpy", "torch")
+
+#: ``(library, device)`` new Tensors' data is made on (``("torch", "cuda:0")``),
+#: or None for NumPy; derived from ``device_target``, ``device_id`` and
+#: ``array_library`` whenever they are set
+array_target = None
 
 _settings = copy.deepcopy(KEYS)      # a copy: a dict read back and changed must not change KEYS
 
@@ -98,7 +112,10 @@ def set_context(**kwargs):
     """
     for key, value in kwargs.items():
         _check(key, value)
+    merged = dict(_settings, **kwargs)
+    target = _array_target(merged)
     _settings.update(kwargs)
+    _set_target(target)
 
 
 def get_context(attr_key):
@@ -119,6 +136,41 @@ def _reset():
     """Every setting back to its default (for tests)."""
     _settings.clear()
     _settings.update(copy.deepcopy(KEYS))
+    _set_target(None)
+
+
+#: called with the new target when it changes (compiled-code caches forget
+#: the call paths they prepared for the old one)
+target_listeners = []
+
+
+def _set_target(target):
+    global array_target
+    if target != array_target:
+        array_target = target
+        for listener in target_listeners:
+            listener()
+
+
+def _array_target(settings):
+    """The ``(library, device)`` the settings ask new Tensors' data to be on (None: NumPy)."""
+    device, library = settings["device_target"], settings["array_library"]
+    if device == "CPU":
+        return None if library in (None, "numpy") else (library, "cpu")
+    if library == "numpy":
+        raise ValueError("set_context: array_library='numpy' cannot hold data on the GPU; "
+                         "use array_library='torch' (or leave it out) with device_target='GPU'")
+    try:
+        import torch
+    except ImportError:
+        raise ValueError("set_context: device_target='GPU' needs PyTorch with CUDA, which is "
+                         "not installed: pip install 's2sad[torch]' (a CUDA build of torch, "
+                         "https://pytorch.org), or use device_target='CPU'") from None
+    if not torch.cuda.is_available():
+        raise ValueError("set_context: device_target='GPU' needs a GPU that PyTorch can use, "
+                         "but torch.cuda.is_available() is False (torch %s); install a CUDA "
+                         "build of torch, or use device_target='CPU'" % torch.__version__)
+    return ("torch", "cuda:%d" % settings["device_id"])
 
 
 def _check(key, value):
@@ -129,6 +181,9 @@ def _check(key, value):
                          "but got %r" % (value,))
     if key == "device_target":
         _check_device(value)
+    if key == "array_library" and value is not None and value not in ARRAY_LIBRARIES:
+        raise ValueError("set_context: 'array_library' must be one of %s, but got %r"
+                         % (", ".join(map(repr, ARRAY_LIBRARIES)), value))
     if key == "save_graphs_path" and not isinstance(value, (str, os.PathLike)):
         raise TypeError("set_context: 'save_graphs_path' must be a str or path, but got %s"
                         % type(value).__name__)
@@ -151,9 +206,10 @@ def _check_device(value):
     if value not in DEVICE_TARGETS:
         raise ValueError("set_context: 'device_target' must be one of %s, but got %r"
                          % (", ".join(map(repr, DEVICE_TARGETS)), value))
-    if value != "CPU":
-        raise ValueError("set_context: device_target=%r is not available: s2sad runs on the "
-                         "CPU only today; use device_target='CPU' (or leave it out)" % value)
+    if value == "Ascend":
+        raise ValueError("set_context: device_target='Ascend' is not available: s2sad runs on "
+                         "the CPU, or on a GPU through PyTorch (device_target='GPU'); use "
+                         "device_target='CPU' (or leave it out)")
 
 
 class ParallelMode:

@@ -1,16 +1,23 @@
-"""Eager Tensor, Parameter and ParameterTuple wrapping numpy arrays.
+"""Eager Tensor, Parameter and ParameterTuple wrapping arrays.
 
-The array lives in ``_data`` (always an ``ndarray``, 0-d for scalars) so other
-modules can read and replace it without going through the public API.
+The array lives in ``_data`` so other modules can read and replace it
+without going through the public API: an ``ndarray`` (0-d for scalars), or,
+under ``set_context(array_library="torch")`` or ``device_target="GPU"``, an
+array of that library on the context's device (``docs/backends.md``).  The
+NumPy path stays first and as it was; arrays of another library go through
+their array-API namespace (``runtime/xarrays.py``), never through ``np.*``.
 """
 from __future__ import annotations
 
+import math
 import numbers
 from typing import Any, Iterable, Iterator, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
+from . import context as _context
 from . import dtype as mstype
+from .runtime import xarrays
 
 __all__ = ["Tensor", "Parameter", "ParameterTuple", "tensor"]
 
@@ -24,10 +31,13 @@ Axis = Union[int, Sequence[int], None]
 
 
 def _to_array(data, dtype=None):
-    """Convert user input to an ndarray following MindSpore's default dtypes."""
+    """Convert user input to an ndarray following MindSpore's default dtypes, then
+    to the context's array library and device when one is set."""
     npdt = mstype.to_numpy(dtype)
     if isinstance(data, Tensor):
         arr = data._data
+        if type(arr) is not np.ndarray:
+            return _foreign_as(arr, npdt)
     elif isinstance(data, np.ndarray):
         arr = data
     elif isinstance(data, np.generic):
@@ -48,12 +58,32 @@ def _to_array(data, dtype=None):
                 arr = arr.astype(np.int64)
     elif data is None:
         raise TypeError("Tensor requires input_data (Tensor, ndarray, number, list or tuple)")
+    elif xarrays.library_of(data) is not None:
+        return _foreign_as(data, npdt)
     else:
         raise TypeError("Tensor input_data must be a Tensor, numpy.ndarray, number, list "
                         "or tuple, but got {}".format(type(data).__name__))
     if npdt is not None and arr.dtype != npdt:
         arr = arr.astype(npdt)
+    target = _context.array_target
+    if target is not None:
+        return xarrays.from_numpy(arr, *target)
     return arr
+
+
+def _foreign_as(arr, npdt):
+    """``arr``, an array of another library, kept where it is (cast to ``npdt``)."""
+    if npdt is not None and xarrays.numpy_dtype(arr) != npdt:
+        xp = xarrays.xp_of(arr)
+        arr = xp.astype(arr, getattr(xp, npdt.name))
+    return arr
+
+
+def _copy(arr):
+    """A copy of ``arr`` (an array of any library) that shares no storage with it."""
+    if type(arr) is np.ndarray:
+        return arr.copy()
+    return xarrays.xp_of(arr).asarray(arr, copy=True)
 
 
 # Tensor methods and attributes beyond the arithmetic protocol (``t.sum()``,
@@ -73,8 +103,15 @@ def register_methods(methods, properties):
 def _wrap(value):
     """Build a plain Tensor around an op result without re-running conversion."""
     t = Tensor.__new__(Tensor)
-    t._data = value if type(value) is np.ndarray else np.asarray(value)
+    t._data = value if type(value) is np.ndarray else _data_of(value)
     return t
+
+
+def _data_of(value):
+    """An op result as a Tensor's data: an array of another library as it is."""
+    if xarrays.library_of(value) is not None:
+        return value
+    return np.asarray(value)
 
 
 def _operand(x):
@@ -101,21 +138,48 @@ def _axis(axis):
     return tuple(axis) if isinstance(axis, list) else axis
 
 
-def _binary(fn):
+_PLAIN = frozenset((float, int, bool, complex))
+
+
+def _binary(fn, name):
+    """The operator ``fn`` (NumPy's), or ``xp.<name>`` for data of another library."""
     def op(self, other):
         o = _operand(other)
         if o is NotImplemented:
             return NotImplemented
-        return _wrap(fn(self._data, o))
+        a = self._data
+        if type(a) is np.ndarray and (type(o) is np.ndarray or type(o) in _PLAIN):
+            return _wrap(fn(a, o))
+        return _wrap(_either(fn, name, a, o))
     return op
 
 
-def _reflected(fn):
+def _reflected(fn, name):
     def op(self, other):
         o = _operand(other)
         if o is NotImplemented:
             return NotImplemented
-        return _wrap(fn(o, self._data))
+        a = self._data
+        if type(a) is np.ndarray and (type(o) is np.ndarray or type(o) in _PLAIN):
+            return _wrap(fn(o, a))
+        return _wrap(_either(fn, name, o, a))
+    return op
+
+
+def _either(fn, name, a, b):
+    """``fn(a, b)`` on NumPy data, ``xp.<name>(a, b)`` when either is another library's
+    (mixing libraries or devices raises a ``TypeError``)."""
+    if xarrays.library_of(a) is None and xarrays.library_of(b) is None:
+        return fn(a, b)
+    return xarrays.binary(name, a, b)
+
+
+def _unary(fn, name):
+    def op(self):
+        a = self._data
+        if type(a) is np.ndarray:
+            return _wrap(fn(a))
+        return _wrap(getattr(xarrays.xp_of(a), name)(a))
     return op
 
 
@@ -166,7 +230,7 @@ class Tensor:
 
     @property
     def dtype(self) -> mstype.Type:
-        return mstype.from_numpy(self._data.dtype)
+        return mstype.from_numpy(xarrays.numpy_dtype(self._data))
 
     @property
     def ndim(self) -> int:
@@ -174,25 +238,42 @@ class Tensor:
 
     @property
     def size(self) -> int:
+        if type(self._data) is not np.ndarray:
+            return math.prod(self.shape)
         return int(self._data.size)
 
     @property
     def T(self) -> Tensor:
+        if type(self._data) is not np.ndarray:
+            return self.transpose()
         return _wrap(self._data.T)
 
     def asnumpy(self) -> np.ndarray:
-        """The underlying ndarray itself (no copy), like MindSpore's asnumpy."""
+        """The underlying ndarray itself (no copy), like MindSpore's asnumpy; a NumPy
+        copy of data of another library (from its device)."""
+        if type(self._data) is not np.ndarray:
+            return xarrays.to_numpy(self._data)
         return self._data
 
     def item(self, *args: int) -> Any:
-        return self._data.item(*args)
+        return self._numpy().item(*args)
 
     def tolist(self) -> Any:
-        return self._data.tolist()
+        return self._numpy().tolist()
+
+    def _numpy(self):
+        """The data as an ndarray to read values from (a copy for another library's)."""
+        data = self._data
+        return data if type(data) is np.ndarray else xarrays.to_numpy(data)
 
     # ---- numpy / Python protocol -----------------------------------------
     def __array__(self, dtype=None, copy=None):
         arr = self._data
+        if type(arr) is not np.ndarray:
+            raise TypeError(
+                "this Tensor holds %s data on %s, which NumPy would copy off its device "
+                "silently; call t.asnumpy() for a NumPy copy, or use s2sad's operations"
+                % (xarrays.library_of(arr), xarrays.device_of(arr)))
         if dtype is not None and arr.dtype != np.dtype(dtype):
             return arr.astype(dtype)
         return arr.copy() if copy else arr
@@ -212,6 +293,12 @@ class Tensor:
         if "out" in kwargs:
             kwargs["out"] = tuple(o._data if isinstance(o, Tensor) else o for o in kwargs["out"])
         raw = [i._data if isinstance(i, Tensor) else i for i in inputs]
+        foreign = [r for r in raw if type(r) is not np.ndarray and xarrays.library_of(r)]
+        if foreign:
+            raise TypeError(
+                "NumPy's %s was called on a Tensor holding %s data; s2sad does not run NumPy "
+                "on another library's arrays: use s2sad.ops (or the Tensor's methods), or "
+                "t.asnumpy() for a NumPy copy" % (ufunc.__name__, xarrays.library_of(foreign[0])))
         result = getattr(ufunc, method)(*raw, **kwargs)
         if isinstance(result, tuple):
             return tuple(_wrap(np.asarray(r)) for r in result)
@@ -231,7 +318,7 @@ class Tensor:
             yield _wrap(row)
 
     def _scalar(self):
-        if self._data.size != 1:
+        if self.size != 1:
             raise TypeError("only Tensors with one element can be converted to Python "
                             "scalars, got shape {}".format(self.shape))
         return self._data.reshape(()).item()
@@ -243,18 +330,18 @@ class Tensor:
         return int(self._scalar())
 
     def __bool__(self) -> bool:
-        if self._data.size != 1:
+        if self.size != 1:
             raise ValueError("The truth value of a Tensor with {} elements is ambiguous"
-                             .format(self._data.size))
+                             .format(self.size))
         return bool(self._data.reshape(()).item())
 
     def __format__(self, spec):
-        if spec and self._data.size == 1:
+        if spec and self.size == 1:
             return format(self._scalar(), spec)
         return format(str(self), spec)
 
     def __repr__(self):
-        arr = self._data
+        arr = self._numpy()
         if arr.ndim == 0:
             value = " " + _scalar_str(arr)
         elif arr.ndim == 1:
@@ -265,24 +352,24 @@ class Tensor:
             list(self.shape), _dtype_name(arr.dtype), value)
 
     def __str__(self):
-        return str(self._data)
+        return str(self._numpy())
 
     # ---- operators --------------------------------------------------------
-    __add__ = _binary(np.add)
-    __radd__ = _reflected(np.add)
-    __sub__ = _binary(np.subtract)
-    __rsub__ = _reflected(np.subtract)
-    __mul__ = _binary(np.multiply)
-    __rmul__ = _reflected(np.multiply)
-    __truediv__ = _binary(np.true_divide)
-    __rtruediv__ = _reflected(np.true_divide)
-    __floordiv__ = _binary(np.floor_divide)
-    __rfloordiv__ = _reflected(np.floor_divide)
-    __mod__ = _binary(np.remainder)
-    __rmod__ = _reflected(np.remainder)
-    __matmul__ = _binary(np.matmul)
-    __rmatmul__ = _reflected(np.matmul)
-    __rpow__ = _reflected(np.power)
+    __add__ = _binary(np.add, "add")
+    __radd__ = _reflected(np.add, "add")
+    __sub__ = _binary(np.subtract, "subtract")
+    __rsub__ = _reflected(np.subtract, "subtract")
+    __mul__ = _binary(np.multiply, "multiply")
+    __rmul__ = _reflected(np.multiply, "multiply")
+    __truediv__ = _binary(np.true_divide, "divide")
+    __rtruediv__ = _reflected(np.true_divide, "divide")
+    __floordiv__ = _binary(np.floor_divide, "floor_divide")
+    __rfloordiv__ = _reflected(np.floor_divide, "floor_divide")
+    __mod__ = _binary(np.remainder, "remainder")
+    __rmod__ = _reflected(np.remainder, "remainder")
+    __matmul__ = _binary(np.matmul, "matmul")
+    __rmatmul__ = _reflected(np.matmul, "matmul")
+    __rpow__ = _reflected(np.power, "pow")
 
     def __pow__(self, other, mod=None):
         if mod is not None:
@@ -290,32 +377,25 @@ class Tensor:
         o = _operand(other)
         if o is NotImplemented:
             return NotImplemented
-        return _wrap(np.power(self._data, o))
+        return _wrap(_either(np.power, "pow", self._data, o))
 
-    __eq__ = _binary(np.equal)
-    __ne__ = _binary(np.not_equal)
-    __lt__ = _binary(np.less)
-    __le__ = _binary(np.less_equal)
-    __gt__ = _binary(np.greater)
-    __ge__ = _binary(np.greater_equal)
-    __and__ = _binary(np.bitwise_and)
-    __rand__ = _reflected(np.bitwise_and)
-    __or__ = _binary(np.bitwise_or)
-    __ror__ = _reflected(np.bitwise_or)
-    __xor__ = _binary(np.bitwise_xor)
-    __rxor__ = _reflected(np.bitwise_xor)
+    __eq__ = _binary(np.equal, "equal")
+    __ne__ = _binary(np.not_equal, "not_equal")
+    __lt__ = _binary(np.less, "less")
+    __le__ = _binary(np.less_equal, "less_equal")
+    __gt__ = _binary(np.greater, "greater")
+    __ge__ = _binary(np.greater_equal, "greater_equal")
+    __and__ = _binary(np.bitwise_and, "bitwise_and")
+    __rand__ = _reflected(np.bitwise_and, "bitwise_and")
+    __or__ = _binary(np.bitwise_or, "bitwise_or")
+    __ror__ = _reflected(np.bitwise_or, "bitwise_or")
+    __xor__ = _binary(np.bitwise_xor, "bitwise_xor")
+    __rxor__ = _reflected(np.bitwise_xor, "bitwise_xor")
 
-    def __invert__(self):
-        return _wrap(np.invert(self._data))
-
-    def __neg__(self):
-        return _wrap(np.negative(self._data))
-
-    def __pos__(self):
-        return _wrap(np.positive(self._data))
-
-    def __abs__(self):
-        return _wrap(np.abs(self._data))
+    __invert__ = _unary(np.invert, "bitwise_invert")
+    __neg__ = _unary(np.negative, "negative")
+    __pos__ = _unary(np.positive, "positive")
+    __abs__ = _unary(np.abs, "abs")
 
     # ---- indexing ---------------------------------------------------------
     def __getitem__(self, idx: Any) -> Tensor:
@@ -324,42 +404,66 @@ class Tensor:
     def __setitem__(self, idx: Any, value: Any) -> None:
         if isinstance(value, Tensor):
             value = value._data
-        self._data[_index(idx)] = value
+        data = self._data
+        if type(data) is not np.ndarray:
+            value = xarrays.operand(value, data)     # same library and device, or a number
+        elif xarrays.library_of(value) is not None:
+            raise TypeError("cannot write %s data into a Tensor holding NumPy data; convert it "
+                            "first (Tensor(t.asnumpy()))" % xarrays.library_of(value))
+        data[_index(idx)] = value
 
     # ---- methods ----------------------------------------------------------
     # ``out=None`` and ``**_`` let NumPy's functions (np.sum(t), np.mean(t)) call these.
     def sum(self, axis: Axis = None, dtype: Optional[DTypeLike] = None, keepdims: bool = False,
             out: Any = None, **_: Any) -> Tensor:
+        if type(self._data) is not np.ndarray:
+            return self._reduce("sum", axis, keepdims, dtype)
         return _wrap(np.sum(self._data, axis=_axis(axis), dtype=mstype.to_numpy(dtype),
                             keepdims=keepdims))
 
     def mean(self, axis: Axis = None, keep_dims: bool = False,
              dtype: Optional[DTypeLike] = None, out: Any = None, keepdims: bool = False,
              **_: Any) -> Tensor:
+        if type(self._data) is not np.ndarray:
+            return self._reduce("mean", axis, keep_dims or keepdims)
         return _wrap(np.mean(self._data, axis=_axis(axis), keepdims=keep_dims or keepdims))
 
     def max(self, axis: Axis = None, keepdims: bool = False, out: Any = None,
             keep_dims: bool = False, **_: Any) -> Tensor:
+        if type(self._data) is not np.ndarray:
+            return self._reduce("max", axis, keepdims or keep_dims)
         return _wrap(np.max(self._data, axis=_axis(axis), keepdims=keepdims or keep_dims))
 
     def min(self, axis: Axis = None, keepdims: bool = False, out: Any = None,
             keep_dims: bool = False, **_: Any) -> Tensor:
+        if type(self._data) is not np.ndarray:
+            return self._reduce("min", axis, keepdims or keep_dims)
         return _wrap(np.min(self._data, axis=_axis(axis), keepdims=keepdims or keep_dims))
 
     def reshape(self, *shape: Union[int, Sequence[int]]) -> Tensor:
         if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
             shape = tuple(shape[0])
+        if type(self._data) is not np.ndarray:
+            return self._xp("reshape", shape)
         return _wrap(self._data.reshape(shape))
 
     def transpose(self, *axes: Union[int, Sequence[int]]) -> Tensor:
         if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
             axes = tuple(axes[0])
+        if type(self._data) is not np.ndarray:
+            return self._xp("permute_dims", axes or tuple(range(self.ndim))[::-1])
         return _wrap(np.transpose(self._data, axes or None))
 
     def squeeze(self, axis: Axis = None) -> Tensor:
+        if type(self._data) is not np.ndarray:
+            if axis is None:
+                axis = tuple(i for i, n in enumerate(self.shape) if n == 1)
+            return self._xp("squeeze", axis=_axis(axis))
         return _wrap(np.squeeze(self._data, axis=_axis(axis)))
 
     def expand_dims(self, axis: int) -> Tensor:
+        if type(self._data) is not np.ndarray:
+            return self._xp("expand_dims", axis=axis)
         return _wrap(np.expand_dims(self._data, axis))
 
     def flatten(self, order: str = "C", *, start_dim: int = 0, end_dim: int = -1) -> Tensor:
@@ -367,25 +471,46 @@ class Tensor:
         return _METHODS["flatten"](self, order, start_dim=start_dim, end_dim=end_dim)
 
     def astype(self, dtype: DTypeLike) -> Tensor:
+        if type(self._data) is not np.ndarray:
+            return _wrap(_foreign_as(self._data, mstype.to_numpy(dtype)))
         return _wrap(self._data.astype(mstype.to_numpy(dtype)))
 
+    def _xp(self, name, *args, **kwargs):
+        """``xp.<name>(data, ...)`` for data of another library, as a Tensor."""
+        return _wrap(getattr(xarrays.xp_of(self._data), name)(self._data, *args, **kwargs))
+
+    def _reduce(self, name, axis, keepdims, dtype=None):
+        """A reduction of data of another library (``dtype``: the sum's, or None)."""
+        kwargs = {"axis": _axis(axis), "keepdims": keepdims}
+        npdt = mstype.to_numpy(dtype)
+        if npdt is not None:
+            kwargs["dtype"] = getattr(xarrays.xp_of(self._data), npdt.name)
+        return self._xp(name, **kwargs)
+
     def abs(self) -> Tensor:
-        return _wrap(np.abs(self._data))
+        return self._elementwise(np.abs, "abs")
 
     def exp(self) -> Tensor:
-        return _wrap(np.exp(self._data))
+        return self._elementwise(np.exp, "exp")
 
     def log(self) -> Tensor:
-        return _wrap(np.log(self._data))
+        return self._elementwise(np.log, "log")
 
     def sqrt(self) -> Tensor:
-        return _wrap(np.sqrt(self._data))
+        return self._elementwise(np.sqrt, "sqrt")
 
     def square(self) -> Tensor:
-        return _wrap(np.square(self._data))
+        return self._elementwise(np.square, "square")
+
+    def _elementwise(self, fn, name):
+        """``fn`` (NumPy's) on NumPy data, ``xp.<name>`` on another library's."""
+        a = self._data
+        if type(a) is np.ndarray:
+            return _wrap(fn(a))
+        return self._xp(name)
 
     def copy(self) -> Tensor:
-        return _wrap(self._data.copy())
+        return _wrap(_copy(self._data))
 
 
 def tensor(input_data: Optional[InputData] = None, dtype: Optional[DTypeLike] = None) -> Tensor:
@@ -399,9 +524,9 @@ class Parameter(Tensor):
     def __init__(self, default_input: InputData, name: Optional[str] = None,
                  requires_grad: bool = True) -> None:
         arr = _to_array(default_input)
-        if isinstance(default_input, (Tensor, np.ndarray)):
+        if isinstance(default_input, (Tensor, np.ndarray)) or arr is default_input:
             # Own the storage so in-place updates cannot leak into the source.
-            arr = arr.copy()
+            arr = _copy(arr)
         self._data = arr
         self.name = name
         self.requires_grad = requires_grad
@@ -417,7 +542,8 @@ class Parameter(Tensor):
 
     def __repr__(self):
         return "Parameter (name={}, shape={}, dtype={}, requires_grad={})".format(
-            self.name, self.shape, _dtype_name(self._data.dtype), self.requires_grad)
+            self.name, self.shape, _dtype_name(xarrays.numpy_dtype(self._data)),
+            self.requires_grad)
 
 
 class ParameterTuple(tuple):

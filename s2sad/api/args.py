@@ -14,7 +14,8 @@ import numpy as np
 from ..errors import CompileError
 from ..frontend.guards import read_path
 from ..nn.cell import Cell
-from ..tensor import Tensor
+from ..runtime.xarrays import library_of
+from ..tensor import Tensor, _wrap as _tensor_of
 
 
 def target_of(fn):
@@ -41,6 +42,8 @@ def wrap_out(value, tensor_in):
         return tuple(wrap_out(v, tensor_in) for v in value)
     if tensor_in and isinstance(value, (np.ndarray, np.generic)):
         return Tensor(np.asarray(value))
+    if tensor_in and library_of(value) is not None:
+        return _tensor_of(value)
     return value
 
 

@@ -19,7 +19,7 @@ class FastPath:
     """The call path of a function of plain arrays or Tensors, prepared once.
 
     Valid while the arguments have the same exact types (``np.ndarray`` or
-    ``Tensor``) in the same count, the flags are unchanged, the cache has
+    ``Tensor`` holding an ``ndarray``) in the same count, the flags are unchanged, the cache has
     not been cleared since and the entry's guards hold; any other call takes
     the general path (which may prepare a new one).  Only plain functions
     without weights, extra runtime inputs (global arrays) or a Cell qualify.
@@ -36,7 +36,7 @@ class FastPath:
         entry = gf.last
         op = gf.grad_op
         if gf.root is not None or gf._weights or entry is None or entry.inputs.entries \
-                or op.get_by_list or len(args) <= op.sens_param or gf.with_value != with_value:
+                or entry.backend is not None or op.get_by_list or len(args) <= op.sens_param or gf.with_value != with_value:
             return None
         types = tuple(map(type, args))
         if any(t is not _ndarray and t is not Tensor for t in types):
@@ -63,7 +63,14 @@ class FastPath:
         if (op.get_all, op.get_by_list, op.sens_param) != self.flags:
             return False
         if not self.arrays_only:
-            return tuple(map(type, args)) == self.types and self.check(None, gf.fn)
+            # a Tensor holding another library's data takes the general path (its spec
+            # chooses code compiled for that library)
+            if tuple(map(type, args)) != self.types:
+                return False
+            for a in args:
+                if type(a) is not _ndarray and type(a._data) is not _ndarray:
+                    return False
+            return self.check(None, gf.fn)
         for a in args:
             if type(a) is not _ndarray:
                 return False

@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import tracebacks
 from .. import driver as G
-from ..backend.namespaces import foreign_grad
+from ..backend.namespaces import foreign_grad, library_of
 from ..tensor import Tensor, _wrap as _tensor_of
 
 
@@ -28,7 +28,10 @@ def wrap_like(grad, like, complex_ok=False):
     refuses complex values (its rules were not chosen for them).
     """
     if isinstance(like, Tensor):
-        return _tensor_of(_cast_exact(grad, like._data.dtype, like))
+        data = like._data
+        if type(data) is not np.ndarray and library_of(data) is not None:
+            return _tensor_of(foreign_grad(grad, data))
+        return _tensor_of(_cast_exact(grad, data.dtype, like))
     if isinstance(like, np.ndarray):
         return _cast_exact(grad, like.dtype, like, complex_ok)
     if isinstance(like, np.generic):

@@ -9,43 +9,10 @@ helpers of ``runtime/rt_neutral.py``.  A name the code calls that the
 library's namespace or those helpers lack is refused while compiling,
 naming the primitive (never converted through NumPy).
 """
-import re
-import types
-
 import numpy as np
 
 from ..errors import CompileError
-
-#: the module an array type comes from -> the library s2sad knows it as
-_LIBRARIES = {"torch": "torch", "jax": "jax", "jaxlib": "jax", "cupy": "cupy",
-              "tensorflow": "tensorflow", "mlx": "mlx", "dask": "dask"}
-#: libraries whose generated code is tested (``tests/backends``)
-SUPPORTED = ("torch", "jax", "cupy")
-#: what to install for each supported library (messages)
-EXTRAS = {"torch": "s2sad[torch]", "jax": "s2sad[jax]", "cupy": "s2sad[cupy]"}
-
-
-def library_of(value):
-    """The name of the array library ``value`` belongs to (not NumPy), or None."""
-    library = library_of_type(type(value))
-    if library is None or not hasattr(value, "shape"):
-        return None
-    return library
-
-
-def library_of_type(tp):
-    """The library (not NumPy) whose module defines the type ``tp``, or None."""
-    return _LIBRARIES.get(tp.__module__.partition(".")[0])
-
-
-def device_of(value):
-    """The device an array of another library is on, as a string (``"cpu"``)."""
-    device = getattr(value, "device", None)
-    if hasattr(device, "id") and library_of(value) == "cupy":
-        return "cuda:%d" % device.id    # CuPy's own repr is ``<CUDA Device 0>``
-    if callable(device):            # older JAX: a method
-        device = device()
-    return str(device)
+from ..runtime.xarrays import device_of, library_of, missing_names, namespaces
 
 
 class Backend:
@@ -130,31 +97,8 @@ def backend_for(library, device):
 
 
 def _make_backend(library, device):
-    if library not in SUPPORTED:
-        raise TypeError(
-            "s2sad cannot run generated code on %s arrays yet (supported: NumPy, %s); "
-            "pass NumPy arrays or arrays of a supported library"
-            % (library, ", ".join(SUPPORTED)))
-    try:
-        import array_api_compat
-    except ImportError:
-        raise ImportError("running on %s arrays needs the package 'array-api-compat': "
-                          "pip install %s" % (library, EXTRAS[library])) from None
-    from ..runtime.rt_neutral import extend_namespace, runtime_for
-    if library == "torch":
-        import array_api_compat.torch as compat
-    elif library == "cupy":
-        import array_api_compat.cupy as compat
-    else:
-        import jax.numpy as compat      # JAX's own namespace follows the array API
-    xp = types.ModuleType("s2sad_xp_" + library)
-    xp.__dict__.update((k, v) for k, v in vars(compat).items() if not k.startswith("__"))
-    extend_namespace(xp)
-    xp.__array_api_compat__ = array_api_compat
-    return Backend(library, device, xp, runtime_for(xp, library))
-
-
-_CALLED = re.compile(r"\b(xp|rt)\.(\w+)")
+    xp, rt = namespaces(library)
+    return Backend(library, device, xp, rt)
 
 
 def check_supported(source, ir, backend):
@@ -163,13 +107,12 @@ def check_supported(source, ir, backend):
     The error names the primitive whose code calls it (and its line in the
     user's code when known), and the library.
     """
-    for space, name in sorted(set(_CALLED.findall(source))):
-        if not hasattr(getattr(backend, space), name):
-            prim, loc = _calling(ir, "%s.%s" % (space, name))
-            raise CompileError(
-                "the primitive %s has no implementation for %s arrays yet (its code calls "
-                "%s.%s, which s2sad has only for NumPy); pass NumPy arrays to run this "
-                "program" % (prim, backend.library, space, name), loc)
+    for call in missing_names(source, backend.xp, backend.rt):
+        prim, loc = _calling(ir, call)
+        raise CompileError(
+            "the primitive %s has no implementation for %s arrays yet (its code calls "
+            "%s, which s2sad has only for NumPy); pass NumPy arrays to run this "
+            "program" % (prim, backend.library, call), loc)
 
 
 def _calling(ir, call):

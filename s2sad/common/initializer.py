@@ -228,7 +228,8 @@ def initializer(init, shape=None, dtype=mstype.float32):
     from ..tensor import Tensor
     npdt = mstype.to_numpy(dtype) or np.float32
     if isinstance(init, (Tensor, np.ndarray)):
-        arr = np.array(init._data if isinstance(init, Tensor) else init)
+        # asnumpy: a Tensor of another library's data is copied off its device once
+        arr = np.array(init.asnumpy() if isinstance(init, Tensor) else init)
         if shape is not None and tuple(arr.shape) != _shape(shape):
             raise ValueError("The shape of the initializer Tensor %s does not match the "
                              "shape %s" % (list(arr.shape), list(_shape(shape))))

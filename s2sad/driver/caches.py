@@ -13,6 +13,7 @@ import threading
 import warnings
 import weakref
 
+from .. import context as _context
 from ..backend.compile import forget_source, forget_sources
 from ..opt import pipeline
 from ..opt.pipeline import current as current_options
@@ -30,9 +31,14 @@ def _with_options(key):
 
     Code compiled with a pass disabled (or Taylor mode off) must never serve
     a call made without; the default options leave the key as it is, so the
-    usual lookup hashes nothing more.
+    usual lookup hashes nothing more.  So is the context's array library and
+    device (``set_context(array_library=...)``), which a Cell's Parameters
+    are made on: code compiled for them is not reused for another's.
     """
     options = current_options()
+    target = _context.array_target
+    if target is not None:
+        key = (key, target)
     return key if options is pipeline.DEFAULT else (key, options)
 
 

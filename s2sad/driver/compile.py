@@ -24,7 +24,7 @@ from ..frontend.guards import FN
 from ..opt import pipeline
 from ..opt.pipeline import current as current_options
 from ..saved_graphs import saving_graphs
-from ..backend.namespaces import check_supported, library_of_type
+from ..backend.namespaces import check_supported
 from .specs import backend_of, check_aux_structure, has_runtime_leaves, is_complex_spec
 from .nested import ComplexValues, check_real_mode
 from .tracing import trace, display_path
@@ -46,14 +46,16 @@ def _gradients_of(what, t):
 
 
 @saving_graphs     # set_context(save_graphs=True) writes each compiled entry to files
-def _finish(ir, t, header, backend=None, **kw):
+def _finish(ir, t, header, specs, **kw):
     """Simplify, generate and compile ``ir``; bundle it with its trace.
 
-    ``backend``: the array library the arguments are from (``backend_of``),
+    ``specs``: the arguments' specs, which with the data read when the code
+    runs choose the array library (``backend_of``),
     None for NumPy; the same source is compiled against its namespace.
     """
     names = [getattr(v, "hint", None) for v in leaves(ir.result)]
     ir.scalar_ids = t.scalar_ids        # the inputs every derived program shares
+    backend = backend_of(specs, _runtime_data(t))
     ir = pipeline.run(pipeline.FINAL if backend is None else pipeline.FINAL_ANY_LIBRARY, ir)
     _keep_result_names(ir, names)
     gen = CodeGen(release=current_options().release)
@@ -71,7 +73,6 @@ def _finish(ir, t, header, backend=None, **kw):
     if backend is not None:
         _refuse_recursion(ir, t, backend)
         check_supported(source, ir, backend)
-        _refuse_numpy_inputs(t, backend)
         constants = {k: backend.constant(v) for k, v in constants.items()}
     callable_ = compile_source(source, ir.name, constants, gen.where, shown=shown,
                                backend=backend)
@@ -95,25 +96,12 @@ def _refuse_recursion(ir, t, backend):
                            "recursion as a loop" % t.display, t.info.loc(t.info.tree))
 
 
-def _refuse_numpy_inputs(t, backend):
-    """Refuse a program that reads NumPy data when it runs (a Cell's Parameters, a
-    global array) while its arguments are arrays of another library.
-
-    Globals and Parameters are inputs read on every call; arrays of the
-    arguments' own library are fine there, NumPy's would mix libraries.
-    """
+def _runtime_data(t):
+    """``(name, (library, device) or None)`` of each array the program reads when it
+    runs (a Cell's Parameters, a global array): ``backend_of``'s ``runtime``."""
     inputs = t.builder.inputs
-    numpy_data = [var for var, _path, _obj in inputs.entries
-                  if library_of_type(inputs.type_of(var)) != backend.library]
-    if numpy_data or t.weight_vars:
-        names = sorted({v.hint for v in numpy_data + list(t.weight_vars)
-                        if v.hint and v.hint != "const"})
-        raise TypeError(
-            "this program reads NumPy data when it runs (%s), but its arguments are %s "
-            "arrays; s2sad does not mix libraries: convert that data where it is defined "
-            "(a global array, a Cell's Parameters) to a %s array, or pass it as an argument"
-            % (", ".join(names) or "a global or closure array", backend.library,
-               backend.library))
+    return [(var.hint or "a global or closure array", inputs.where(var))
+            for var, _path, _obj in inputs.entries]
 
 
 def _keep_result_names(ir, names):
@@ -190,7 +178,8 @@ def compile_grad(fn, root, args, specs, weights, weight_paths, sens_spec=None,
     objective is differentiated (``has_aux``); ``holomorphic``: a program with
     complex inputs may have a complex output (else it is checked to be real).
     """
-    backend = backend_of(specs + (sens_spec,) if sens_spec not in (None, "auto") else specs)
+    specs_all = specs + (sens_spec,) if sens_spec not in (None, "auto") else specs
+    backend_of(specs_all)       # mixed arguments are refused before tracing
     t = trace(fn, root, args, specs, weights, weight_paths)
     check_real_mode(t.forward.body)
     if head_only:
@@ -204,7 +193,7 @@ def compile_grad(fn, root, args, specs, weights, weight_paths, sens_spec=None,
     ir = reverse(t.forward, wrt_inputs + t.weight_vars, sens=sens,
                  name=t.qualname + "_grad" * (t.gradients + 1), return_value=return_value,
                  head_only=head_only)
-    return _finish(ir, t, "s2sad: " + _gradients_of("gradient", t), backend,
+    return _finish(ir, t, "s2sad: " + _gradients_of("gradient", t), specs_all,
                    n_flat=len(wrt_inputs), weights=list(weights))
 
 
@@ -216,7 +205,7 @@ def compile_nested(fn, root, args, specs, order, origin=(FN,)):
     ``None`` when Taylor mode does not apply (see ``taylor.py``): the caller
     then differentiates the gradient program again, order by order.
     """
-    backend = backend_of(specs)
+    backend_of(specs)       # mixed arguments are refused before tracing
     t = trace(fn, root, args, specs, origin=origin)
     check_real_mode(t.forward.body)
     wrt = select_inputs(t.abstract, "first")
@@ -230,7 +219,7 @@ def compile_nested(fn, root, args, specs, order, origin=(FN,)):
     objective = pipeline.run(pipeline.OBJECTIVE, objective)
     ir = reverse(objective, wrt, name="%s_grad%d" % (t.qualname, order))
     ir.shape_pairs.extend(pairs)
-    return _finish(ir, t, "s2sad: order-%d gradient" % order, backend, n_flat=1, weights=[])
+    return _finish(ir, t, "s2sad: order-%d gradient" % order, specs, n_flat=1, weights=[])
 
 
 @_complex_aware
@@ -241,11 +230,11 @@ def compile_jvp(fn, root, args, specs):
     The compiled function takes the inputs' runtime leaves, the Cell's runtime
     inputs, then one tangent per input leaf, and returns ``(out, t_out)``.
     """
-    backend = backend_of(specs)
+    backend_of(specs)       # mixed arguments are refused before tracing
     t = trace(fn, root, args, specs)
     check_real_mode(t.forward.body)
     ir = forward(t.forward, t.flat_inputs, name=t.qualname + "_grad" * t.gradients + "_jvp")
-    return _finish(ir, t, "s2sad: " + _gradients_of("forward-mode derivative", t), backend,
+    return _finish(ir, t, "s2sad: " + _gradients_of("forward-mode derivative", t), specs,
                    n_flat=len(t.flat_inputs))
 
 
@@ -257,10 +246,10 @@ def compile_forward(fn, root, args, specs):
     The compiled function takes the inputs' runtime leaves then the Cell's
     runtime inputs (``entry.inputs``) and returns what ``fn`` returns.
     """
-    backend = backend_of(specs)
+    backend_of(specs)       # mixed arguments are refused before tracing
     t = trace(fn, root, args, specs)
     ir = pipeline.run(pipeline.SIMPLIFY, t.forward)
-    return _finish(ir, t, "s2sad: compiled forward", backend, n_flat=len(t.flat_inputs))
+    return _finish(ir, t, "s2sad: compiled forward", specs, n_flat=len(t.flat_inputs))
 
 
 def _check_real_output(forward, head_only):

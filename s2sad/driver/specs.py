@@ -69,12 +69,24 @@ _MUTABLE, _MUTABLE_NUMBER = ("mutable", None), ("mutable", None, "number")
 _NUMBERS = (bool, int, float, complex)
 
 
+def _tensor_spec(value):
+    """``("tensor",)``, or ``("tensor", library, device)`` for a Tensor holding data of
+    another library (the code is compiled for that library: ``backend_of``)."""
+    data = value._data
+    if type(data) is np.ndarray:
+        return _TENSOR_SPEC
+    library = library_of(data)
+    if library is None:
+        return _TENSOR_SPEC
+    return ("tensor", library, device_of(data))
+
+
 def _arg_spec_slow(value):
     from ..tensor import Tensor
     t = type(value)
     if isinstance(value, Tensor):
-        _SPEC_BY_TYPE[t] = lambda v: _TENSOR_SPEC
-        return _TENSOR_SPEC
+        _SPEC_BY_TYPE[t] = _tensor_spec
+        return _tensor_spec(value)
     if isinstance(value, np.ndarray):
         _SPEC_BY_TYPE[t] = _array_spec
         return _array_spec(value)
@@ -114,20 +126,25 @@ def is_differentiable_spec(spec):
     return spec[0] in ("tensor", "array", "npscalar", "mutable", "xarray")
 
 
-def backend_of(specs):
+def backend_of(specs, runtime=()):
     """The ``Backend`` for arguments of these specs, or None for NumPy.
 
-    Arrays of another library (``("xarray", library, device)``) choose it;
-    they cannot be mixed with NumPy arrays, Tensors or NumPy scalars, nor
-    with arrays of another library or device (a ``TypeError`` says what to
+    Arrays of another library (``("xarray", library, device)``), or Tensors
+    holding them (``("tensor", library, device)``), choose it; so does the
+    data the program reads when it runs (``runtime``: ``(name, (library,
+    device) or None for NumPy)`` of each Parameter or global array).  They
+    cannot be mixed with NumPy arrays, Tensors or NumPy scalars, nor with
+    arrays of another library or device (a ``TypeError`` says what to
     convert).
     """
     found, numpy_kind = set(), None
     for spec in _leaf_specs(specs):
-        if spec[0] == "xarray":
+        if spec[0] == "xarray" or spec[0] == "tensor" and len(spec) > 1:
             found.add(spec[1:])
         elif spec[0] in ("array", "tensor", "npscalar"):
             numpy_kind = spec[0]
+    numpy_read = sorted({name for name, where in runtime if where is None})
+    found.update(where for _, where in runtime if where is not None)
     if not found:
         return None
     if len(found) > 1:
@@ -136,6 +153,14 @@ def backend_of(specs):
             "one program on one library and device: convert them to one"
             % ", ".join("%s on %s" % f for f in sorted(found)))
     (library, device), = found
+    if numpy_read:
+        raise TypeError(
+            "this program reads NumPy data when it runs (%s), but its other data is %s "
+            "arrays on %s; s2sad does not mix libraries: convert that data where it is defined "
+            "(a global array), create it under the same set_context(array_library=..., "
+            "device_target=...) as the rest (a Cell and its Parameters), or pass it as an "
+            "argument"
+            % (", ".join(numpy_read), library, device))
     if numpy_kind is not None:
         what = {"array": "a NumPy array", "tensor": "an s2sad Tensor",
                 "npscalar": "a NumPy scalar"}[numpy_kind]

@@ -14,6 +14,7 @@ import types
 import numpy as np
 
 from ..ir.nodes import Var
+from ..runtime import xarrays
 from .guards import FN, read_path, scalar_key, guard_types
 
 
@@ -114,6 +115,16 @@ def path_in(root, obj, _seen=None):
     return None
 
 
+def data_location(value):
+    """``(library, device)`` of an array of another library, or of a Tensor's data
+    of one; None for NumPy data (and anything else)."""
+    data = getattr(value, "_data", value)
+    if type(data) is np.ndarray:
+        return None
+    library = xarrays.library_of(data)
+    return None if library is None else (library, xarrays.device_of(data))
+
+
 class RuntimeInputs:
     """Tensors met while compiling, which the compiled code takes as arguments.
 
@@ -126,6 +137,7 @@ class RuntimeInputs:
         self.entries = []   # (var, path or None, obj)
         self._by_id = {}
         self._types = {}    # var id -> the type the value had while compiling
+        self._where = {}    # var id -> (library, device) of its data, None for NumPy's
         self._handles = set()   # ids of the Vars passed as the object itself (see handle_for)
 
     def var_for(self, value, path, hint=None):
@@ -143,6 +155,7 @@ class RuntimeInputs:
         var = Var(hint)
         self._by_id[key] = var
         self._types[var.id] = type(value)
+        self._where[var.id] = data_location(value)
         # with a path the object is not kept: it is read again on every call
         self.entries.append((var, path, None if path is not None else value))
         return var
@@ -159,9 +172,15 @@ class RuntimeInputs:
         handle = Var((var.hint or "param") + "_ref")
         self._by_id[key] = handle
         self._types[handle.id] = self._types.get(var.id)
+        self._where[handle.id] = self._where.get(var.id)
         self._handles.add(handle.id)
         self.entries.append((handle,) + entry[1:])
         return handle
+
+    def where(self, var):
+        """``(library, device)`` of the data ``var`` stands for while compiling, or None
+        for NumPy data (``driver.specs.backend_of``)."""
+        return self._where.get(var.id)
 
     def type_of(self, var):
         """The type of the value ``var`` stands for (guarded: see ``guards.classify``)."""

@@ -12,7 +12,8 @@ from contextvars import ContextVar
 import numpy as np
 
 from .. import runtime
-from ..tensor import Tensor
+from ..runtime import xarrays
+from ..tensor import Tensor, _wrap as _tensor_of
 
 
 def _unwrap(value):
@@ -37,7 +38,35 @@ def _wrap(value):
         return tuple(_wrap(v) for v in value)
     if isinstance(value, (np.ndarray, np.generic)):
         return Tensor(np.asarray(value))
+    if xarrays.library_of(value) is not None:
+        return _tensor_of(value)
     return value
+
+
+def _foreign(values, found=None):
+    """``(library, device)`` of the arrays of another library among ``values`` (nested
+    tuples and lists), or None when there are none; mixing raises a ``TypeError``."""
+    numpy_seen = False
+    for v in values:
+        if type(v) is np.ndarray:
+            numpy_seen = True
+        elif isinstance(v, (tuple, list)):
+            inner = _foreign(v, found)
+            found = inner or found
+        else:
+            library = xarrays.library_of(v)
+            if library is not None:
+                where = (library, xarrays.device_of(v))
+                if found is not None and found != where:
+                    raise TypeError("an operation mixes %s data on %s with %s data on %s; "
+                                    "convert one of them first" % (found + where))
+                found = where
+    if found is not None and numpy_seen:
+        raise TypeError(
+            "an operation mixes %s data on %s with a NumPy array; s2sad does not convert "
+            "between libraries behind your back: make both under the same "
+            "set_context(array_library=...), or convert one explicitly" % found)
+    return found
 
 
 _EAGER_NAMESPACE = {"xp": np, "rt": runtime}
@@ -207,9 +236,34 @@ class Primitive:
                             % (self.name, self.num_inputs, len(args)))
         return list(args) + list(self.input_defaults[len(self.input_defaults) - missing:])
 
+    def impl_on(self, library, *args):
+        """Run on arrays of ``library`` (another than NumPy), from the same ``emit``,
+        with its array-API namespace; a primitive whose code calls a name only
+        NumPy's helpers have raises a ``TypeError`` naming it."""
+        key = (library, len(args))
+        fn = self._eager.get(key)
+        if fn is None:
+            names = ["a%d" % i for i in range(len(args))]
+            src = "lambda %s: %s" % (", ".join(names), self.emit(*names))
+            xp, rt = xarrays.namespaces(library)
+            missing = xarrays.missing_names(src, xp, rt)
+            if missing:
+                raise TypeError(
+                    "the primitive %s has no implementation for %s arrays yet (its code calls "
+                    "%s, which s2sad has only for NumPy); run it on NumPy data: "
+                    "set_context(array_library='numpy') before creating the Tensors"
+                    % (self.name, library, missing[0]))
+            fn = eval(compile(src, "<primitive %s>" % self.name, "eval"), {"xp": xp, "rt": rt})
+            self._eager[key] = fn
+        return fn(*args)
+
     def __call__(self, *args):
         args = self.complete_inputs(args)
-        result = self.impl(*_unwrap(args))
+        raw = _unwrap(args)
+        where = _foreign(raw)
+        if where is not None:
+            return _wrap(self.impl_on(where[0], *raw))
+        result = self.impl(*raw)
         return _wrap(result) if _has_tensor(args) else result
 
 

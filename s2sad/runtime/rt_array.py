@@ -45,16 +45,20 @@ def array_broadcast_to(x, shape):
 
 def array_flatten(x, start_dim=1, end_dim=-1):
     """Merge dims ``start_dim..end_dim`` (inclusive) into one; a 0-d input becomes 1-d."""
-    shape = np.shape(x)
+    return np.reshape(x, flattened_shape(np.shape(x), start_dim, end_dim))
+
+
+def flattened_shape(shape, start_dim, end_dim):
+    """The shape ``array_flatten`` gives an array of ``shape`` (any library's)."""
     if not shape:
-        return np.reshape(x, (1,))
+        return (1,)
     nd = len(shape)
     s = start_dim % nd
     e = end_dim % nd
     if s > e:
         raise ValueError("For 'Flatten', 'start_dim' (%d) must not come after 'end_dim' (%d)"
                          % (start_dim, end_dim))
-    return np.reshape(x, shape[:s] + (-1,) + shape[e + 1:])
+    return tuple(shape[:s]) + (-1,) + tuple(shape[e + 1:])
 
 
 def array_split(x, num, axis):

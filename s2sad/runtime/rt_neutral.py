@@ -14,13 +14,15 @@ from math import prod
 
 from . import (UNDEFINED, check_assert, check_defined, constexpr, expand_reduced,
                inverse_permutation, reduce_axes, reduced_count, _basic_index, _summed_axes)
-from .rt_array import array_unpack
+from .rt_array import array_unpack, flattened_shape
+from .rt_neutral_nn import NNHelpers, TorchConvHelpers
+from .rt_nn import nn_norm_axes
 
 #: helpers of ``rt`` that only do shape arithmetic or call methods every array
 #: library has (``x.reshape``): the same functions serve every library
 SHARED = {f.__name__: f for f in (check_assert, check_defined, expand_reduced,
                                   inverse_permutation, reduce_axes, reduced_count,
-                                  array_unpack)}
+                                  array_unpack, nn_norm_axes)}
 SHARED["UNDEFINED"] = UNDEFINED
 
 
@@ -39,7 +41,7 @@ class ShapeOf:
         self.shape = shape_of(x)
 
 
-class Helpers:
+class Helpers(NNHelpers):
     """The common helpers for one array namespace ``xp`` (``library``: its name)."""
 
     def __init__(self, xp, library):
@@ -68,6 +70,38 @@ class Helpers:
             return a
         dtype = getattr(like, "dtype", None)
         return self.xp.asarray(a, dtype=dtype, device=_device(like))
+
+    def array_cast_like(self, a, x):
+        """``a`` in the dtype of ``x`` (a no-op when it already has it)."""
+        dtype = getattr(x, "dtype", None)
+        if dtype is None or getattr(a, "dtype", None) == dtype:
+            return a
+        if not hasattr(a, "shape"):
+            return self.xp.asarray(a, dtype=dtype, device=_device(x))
+        return self.xp.astype(a, dtype)
+
+    def array_flatten(self, x, start_dim=1, end_dim=-1):
+        """Merge dims ``start_dim..end_dim`` (inclusive) into one (``rt_array``'s shapes)."""
+        return self.xp.reshape(x, flattened_shape(shape_of(x), start_dim, end_dim))
+
+    def array_one_hot(self, indices, depth, on_value, off_value, axis=-1):
+        """``on_value`` where ``indices`` hits a place on a new ``depth``-long axis, else
+        ``off_value``; the dtypes of ``rt_array.array_one_hot`` (float32 for floats)."""
+        xp = self.xp
+        mask = xp.expand_dims(indices, axis=-1) == xp.arange(int(depth), device=_device(indices))
+        if axis != -1:
+            mask = xp.moveaxis(mask, -1, axis)
+        numbers = (bool, int, float)
+        if isinstance(on_value, numbers) and isinstance(off_value, numbers):
+            if isinstance(on_value, bool) and isinstance(off_value, bool):
+                dtype = xp.bool
+            elif isinstance(on_value, float) or isinstance(off_value, float):
+                dtype = xp.float32
+            else:
+                dtype = xp.int64
+            on_value = xp.asarray(on_value, dtype=dtype, device=_device(indices))
+            off_value = xp.asarray(off_value, dtype=dtype, device=_device(indices))
+        return xp.where(mask, on_value, off_value)
 
     def sum_seed(self, x):
         """Ones shaped like ``x``: the seed of ``sum(x)`` broadcast back to ``x``."""
@@ -272,10 +306,13 @@ def extend_namespace(xp):
 
 def runtime_for(xp, library):
     """The object generated code calls ``rt`` for arrays of ``library`` in namespace ``xp``."""
-    helpers = Helpers(xp, library)
+    cls = Helpers
+    if library == "torch":      # helpers by the library's own calls, where the standard has none
+        cls = type("TorchHelpers", (Helpers, TorchConvHelpers), {})
+    helpers = cls(xp, library)
     rt = types.ModuleType("s2sad_rt_" + library)
     vars(rt).update(SHARED)
-    for name in dir(Helpers):
+    for name in dir(cls):
         if not name.startswith("_"):
             setattr(rt, name, getattr(helpers, name))
     rt.ShapeOf = ShapeOf

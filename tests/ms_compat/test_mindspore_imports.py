@@ -123,11 +123,24 @@ def test_other_keys_are_accepted_and_recorded(key, value):
     assert context.get_context(key) == value
 
 
-@pytest.mark.parametrize("device", ["GPU", "Ascend"])
-def test_gpu_and_ascend_are_refused_saying_only_the_cpu_is_available(device):
-    with pytest.raises(ValueError, match="CPU only"):
-        context.set_context(device_target=device)
+def test_ascend_is_refused_saying_what_is_available():
+    with pytest.raises(ValueError, match="the CPU, or on a GPU through PyTorch"):
+        context.set_context(device_target="Ascend")
     assert context.get_context("device_target") == "CPU"
+
+
+def test_a_gpu_without_cuda_torch_is_refused_saying_what_to_install():
+    try:
+        import torch
+        gpu = torch.cuda.is_available()
+    except ImportError:
+        gpu = False
+    if gpu:
+        pytest.skip("a GPU is available here (tests/backends/test_gpu_cells.py runs on it)")
+    with pytest.raises(ValueError, match="device_target='GPU' needs .*(CUDA|GPU)"):
+        context.set_context(device_target="GPU")
+    assert context.get_context("device_target") == "CPU"
+    assert context.array_target is None
 
 
 def test_unknown_targets_modes_and_keys_raise_value_error():

@@ -3,6 +3,7 @@ import numbers
 
 import numpy as np
 
+from ...runtime import xarrays
 from ...tensor import Parameter
 from .optimizer import Optimizer
 from .sgd import _zeros_like_params
@@ -68,7 +69,7 @@ class Adam(Optimizer):
             self.assign(m, b1 * m._data + (1.0 - b1) * g)
             self.assign(v, b2 * v._data + (1.0 - b2) * g * g)
             mom = b1 * m._data + (1.0 - b1) * g if self.use_nesterov else m._data
-            self.assign(p, p._data - (lr * correction) * mom / (np.sqrt(v._data) + self.eps))
+            self.assign(p, p._data - (lr * correction) * mom / (xarrays.namespace_of(v._data).sqrt(v._data) + self.eps))
         self.advance()
         return True
 
@@ -113,7 +114,7 @@ class AdamWeightDecay(Optimizer):
             self.follow_dtype(p, m, v)
             self.assign(m, b1 * m._data + (1.0 - b1) * g)
             self.assign(v, b2 * v._data + (1.0 - b2) * g * g)
-            update = m._data / (np.sqrt(v._data) + self.eps)
+            update = m._data / (xarrays.namespace_of(v._data).sqrt(v._data) + self.eps)
             if flag:
                 update = update + wd * p._data
             self.assign(p, p._data - lr * update)

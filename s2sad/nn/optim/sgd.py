@@ -1,8 +1,8 @@
 """SGD and Momentum (MindSpore's update rules)."""
 import numbers
 
-import numpy as np
 
+from ...runtime import xarrays
 from ...tensor import Parameter, ParameterTuple
 from .optimizer import Optimizer
 
@@ -11,7 +11,7 @@ __all__ = ["SGD", "Momentum"]
 
 def _zeros_like_params(params, prefix, fill=0.0):
     return ParameterTuple(
-        Parameter(np.full(p._data.shape, fill, dtype=p._data.dtype),
+        Parameter(xarrays.full_like(p._data, fill),
                   name="%s.%s" % (prefix, p.name), requires_grad=False)
         for p in params)
 
@@ -58,7 +58,7 @@ class SGD(Optimizer):
         lrs = self.step_lrs()
         for p, g, v, stat, lr in zip(self.parameters, grads, self.accum, self.stat, lrs):
             self.follow_dtype(p, v)
-            if stat._data.flat[0] > 0:
+            if stat._data.reshape(-1)[0] > 0:
                 new_v = g
                 stat._data[...] = 0
             else:
