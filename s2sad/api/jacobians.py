@@ -94,6 +94,7 @@ def jacfwd(fn: Callable[..., Any], grad_position: Positions = 0,
     """
     check_has_aux(has_aux)
     positions, single = normalize_positions(grad_position, "jacfwd")
+    last = [None]
 
     def jacfwd_fn(*args):
         if has_trees(args):
@@ -101,11 +102,12 @@ def jacfwd(fn: Callable[..., Any], grad_position: Positions = 0,
         _check_jac_args(args, positions, "jacfwd")
         _check_complex(fn, args, positions, holomorphic, "jacfwd")
         try:
-            entry, root, specs = jvp_compiled(fn, args)
+            entry, root, specs = jvp_compiled(fn, args, positions=positions, split=True)
         except TreeOutput:      # a dict output: its leaves through a flat function
             return _tree_jacobian(jacfwd, fn, positions, single, has_aux, args, fn(*args))
         except S2SADError as err:
             raise tracebacks.for_user(err)
+        last[0] = entry
         flat = G.flatten_runtime(args, specs)
         extra = entry.inputs.read(root, target_of(fn)[0])
         # which flat leaf each selected argument is
@@ -114,21 +116,9 @@ def jacfwd(fn: Callable[..., Any], grad_position: Positions = 0,
             if i in positions:
                 leaf_of[i] = k
             k += len(G.flatten_runtime([a], [s]))
-        zeros = [np.zeros_like(np.asarray(x)) for x in flat]
-        out = None
-        columns = {p: [] for p in positions}
-        for p in positions:
-            x = np.asarray(flat[leaf_of[p]])
-            for j in range(x.size):
-                e = np.zeros(x.size, dtype=x.dtype)
-                e[j] = 1
-                tangents = list(zeros)
-                tangents[leaf_of[p]] = e.reshape(x.shape)
-                out, t_out = entry.fn(*flat, *extra, *tangents)
-                if has_aux:
-                    check_aux_output(out, "jacfwd")
-                    t_out = t_out[0]
-                columns[p].append([np.asarray(t) for t in leaves_of(t_out)])
+        wrt = sorted(set(positions))      # the order of the program's tangent inputs
+        out, columns = _forward_columns(entry, flat, extra, [flat[leaf_of[p]] for p in wrt],
+                                        has_aux)
         if out is None:   # no input elements: no jvp ran
             out = _raw_structure(fn(*args))
         if has_aux:
@@ -141,7 +131,7 @@ def jacfwd(fn: Callable[..., Any], grad_position: Positions = 0,
             per_p = []
             for p in positions:
                 shape_in = np.shape(np.asarray(flat[leaf_of[p]]))
-                cols = [c[li] for c in columns[p]]
+                cols = [c[li] for c in columns[wrt.index(p)]]
                 if cols:
                     jac = np.stack([np.broadcast_to(c, o.shape) for c in cols], axis=-1)
                 else:
@@ -152,9 +142,48 @@ def jacfwd(fn: Callable[..., Any], grad_position: Positions = 0,
         if has_aux:
             return jac, wrap_out(aux_bare(out), tensor_in)
         return jac
+    def compiled(*args):    # get_source/get_ir: the forward-mode program(s)
+        return jvp_compiled(fn, args, positions=positions, split=True)[0] if args else last[0]
+    jacfwd_fn.__s2sad_compiled__ = compiled
     jacfwd_fn.__s2sad_stage__ = _staged("fwd", fn, positions, single, has_aux)
     _named_after(jacfwd_fn, fn)
     return jacfwd_fn
+
+
+def _forward_columns(entry, flat, extra, xs, has_aux):
+    """``(out, columns)``: the output and, per differentiated input ``x`` of
+    ``xs``, the output leaves' tangents along each basis vector of ``x``.
+
+    The tangents of the inputs not differentiated are not inputs of the
+    program (symbolic zeros); the values that do not depend on the tangent
+    are computed once when the entry was split (``compile_jvp``).
+    """
+    xs = [np.asarray(x) for x in xs]
+    zeros = [np.zeros_like(x) for x in xs]
+    if entry.tangent is not None:
+        value, saved = entry.fn(*flat, *extra)
+        tangent_fn = entry.tangent.fn
+
+        def run(tangents):
+            return value, tangent_fn(*saved, *tangents)
+    else:
+        def run(tangents):
+            return entry.fn(*flat, *extra, *tangents)
+    out, columns = None, []
+    for k, x in enumerate(xs):
+        cols = []
+        for j in range(x.size):
+            e = np.zeros(x.size, dtype=x.dtype)
+            e[j] = 1
+            tangents = list(zeros)
+            tangents[k] = e.reshape(x.shape)
+            out, t_out = run(tangents)
+            if has_aux:
+                check_aux_output(out, "jacfwd")
+                t_out = t_out[0]
+            cols.append([np.asarray(t) for t in leaves_of(t_out)])
+        columns.append(cols)
+    return out, columns
 
 
 def jacrev(fn: Callable[..., Any], grad_position: Positions = 0,
@@ -249,6 +278,9 @@ def hessian(fn: Callable[..., Any], grad_position: Positions = 0) -> Callable[..
     """
     positions, single = normalize_positions(grad_position, "hessian")
     inner = grad(fn, grad_position)
+    if inspect.isfunction(fn):      # generated code named after ``fn``, not grad's wrapper
+        _named_after(inner, fn)
+        inner.__s2sad_gradients__ = 1
     outer = jacfwd(inner, grad_position)
 
     def hessian_fn(*args):
@@ -261,6 +293,7 @@ def hessian(fn: Callable[..., Any], grad_position: Positions = 0) -> Callable[..
     def stage(builder, args, kwargs, loc, path):
         return S.stage_hessian(builder, Const(fn), lambda i: grad(fn, i), positions, single, args,
                                kwargs, loc)
+    hessian_fn.__s2sad_compiled__ = outer.__s2sad_compiled__
     hessian_fn.__s2sad_stage__ = stage
     _named_after(hessian_fn, fn)
     return hessian_fn
