@@ -27,6 +27,7 @@ from . import staged as S
 from ..ir import Const
 from .vjp_jvp import jvp_compiled, refuse_complex_inputs
 from ..tensor import Tensor
+from .. import runtime as rt
 
 
 
@@ -131,12 +132,9 @@ def jacfwd(fn: Callable[..., Any], grad_position: Positions = 0,
             per_p = []
             for p in positions:
                 shape_in = np.shape(np.asarray(flat[leaf_of[p]]))
-                cols = [c[li] for c in columns[wrt.index(p)]]
-                if cols:
-                    jac = np.stack([np.broadcast_to(c, o.shape) for c in cols], axis=-1)
-                else:
-                    jac = np.zeros(o.shape + (0,), dtype=o.dtype)
-                per_p.append(wrap_out(jac.reshape(o.shape + shape_in), tensor_in))
+                stacked = columns[wrt.index(p)]
+                stacked = stacked[li] if stacked else np.zeros((0,) + o.shape, o.dtype)
+                per_p.append(wrap_out(_jacobian_of(stacked, o.shape, shape_in), tensor_in))
             per_out.append(per_p)
         jac = _shape_jacobian(per_out, head, single)
         if has_aux:
@@ -150,9 +148,21 @@ def jacfwd(fn: Callable[..., Any], grad_position: Positions = 0,
     return jacfwd_fn
 
 
+def _jacobian_of(stacked, out_shape, in_shape):
+    """The Jacobian ``out_shape + in_shape`` from the tangents along each basis
+    vector, stacked on a leading axis (each broadcastable to ``out_shape``)."""
+    n = stacked.shape[0]
+    missing = len(out_shape) - (stacked.ndim - 1)
+    if missing > 0:
+        stacked = stacked.reshape((n,) + (1,) * missing + stacked.shape[1:])
+    stacked = np.broadcast_to(stacked, (n,) + tuple(out_shape))
+    return np.moveaxis(stacked, 0, -1).reshape(tuple(out_shape) + tuple(in_shape))
+
+
 def _forward_columns(entry, flat, extra, xs, has_aux):
     """``(out, columns)``: the output and, per differentiated input ``x`` of
-    ``xs``, the output leaves' tangents along each basis vector of ``x``.
+    ``xs``, one array per output leaf: its tangents along the basis vectors of
+    ``x``, stacked on a leading axis (``[]`` when ``x`` is empty).
 
     The tangents of the inputs not differentiated are not inputs of the
     program (symbolic zeros); the values that do not depend on the tangent
@@ -162,6 +172,8 @@ def _forward_columns(entry, flat, extra, xs, has_aux):
     zeros = [np.zeros_like(x) for x in xs]
     if entry.tangent is not None:
         value, saved = entry.fn(*flat, *extra)
+        if has_aux:
+            check_aux_output(value, "jacfwd")
         tangent_fn = entry.tangent.fn
 
         def run(tangents):
@@ -171,6 +183,11 @@ def _forward_columns(entry, flat, extra, xs, has_aux):
             return entry.fn(*flat, *extra, *tangents)
     out, columns = None, []
     for k, x in enumerate(xs):
+        cols = None if entry.batched is None or has_aux else _batched_columns(entry, saved, xs, k)
+        if cols is not None:
+            columns.append(cols)
+            out = value
+            continue
         cols = []
         for j in range(x.size):
             e = np.zeros(x.size, dtype=x.dtype)
@@ -182,8 +199,25 @@ def _forward_columns(entry, flat, extra, xs, has_aux):
                 check_aux_output(out, "jacfwd")
                 t_out = t_out[0]
             cols.append([np.asarray(t) for t in leaves_of(t_out)])
-        columns.append(cols)
+        columns.append([np.stack(leaf) for leaf in zip(*cols)])
     return out, columns
+
+
+def _batched_columns(entry, saved, xs, k):
+    """``_forward_columns``' arrays for ``xs[k]`` from one run of the batched tangent
+    program (every basis vector at once), or None where it does not apply."""
+    x = xs[k]
+    n = x.size
+    if n == 0:
+        return None
+    eye = np.eye(n, dtype=x.dtype).reshape((n,) + x.shape)
+    tangents = [eye if i == k else np.zeros((n,) + y.shape, y.dtype) for i, y in enumerate(xs)]
+    try:
+        t_out = entry.batched.fn(*saved, *tangents)
+    except (rt.Unbatchable, ValueError):    # ranks it does not know: the loop decides
+        return None
+    return [np.asarray(t) if is_batched else np.broadcast_to(t, (n,) + np.shape(t))
+            for t, is_batched in zip(leaves_of(t_out), entry.batched_out)]
 
 
 def jacrev(fn: Callable[..., Any], grad_position: Positions = 0,

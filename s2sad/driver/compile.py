@@ -18,6 +18,7 @@ from ..backend.compile import compile_source
 from ..backend.recursion import compile_groups, groups_in
 from ..ad.reverse import reverse
 from ..ad.forward import forward, split_primal
+from ..ad.batching import batch_tangents
 from ..ad.taylor import taylor_objective, Unsupported
 from ..errors import CompileError, S2SADError
 from ..frontend.guards import FN
@@ -254,7 +255,9 @@ def compile_jvp(fn, root, args, specs, positions=None, split=False):
     no rule multiplies by them.  With ``split`` (``jacfwd``, many tangents at
     one point), when ``split_primal`` applies, ``fn`` returns ``(out, saved)``
     and ``tangent.fn(*saved, *tangents)`` returns ``t_out``; else ``tangent``
-    is None.
+    is None.  ``batched`` (or None) is ``batch_tangents``' program: the same
+    with tangents of a leading axis of basis vectors (``batched_out`` flags
+    the result leaves that have it).
     """
     backend = backend_of(specs)
     t = trace(fn, root, args, specs)
@@ -267,15 +270,21 @@ def compile_jvp(fn, root, args, specs, positions=None, split=False):
     parts = split_primal(ir, ir.params[len(ir.params) - len(wrt):]) if split else None
     if parts is None:
         return _finish(ir, t, header, backend, simplify=False, n_flat=len(t.flat_inputs),
-                       n_tangents=len(wrt), tangent=None)
+                       n_tangents=len(wrt), tangent=None, batched=None)
     entry = _finish(parts[0], t, header + ", the values (run once)", backend, simplify=False,
                     n_flat=len(t.flat_inputs), n_tangents=len(wrt))
     for v in parts[1].params:       # the values passed on keep the names they had
         if v.id in entry.names:
             v.hint = entry.names[v.id]
+    batched = batch_tangents(parts[1], len(parts[1].params) - len(wrt))
     entry.tangent = _finish(parts[1], t, header + ", the tangents (run per tangent)", backend,
                             simplify=False)
-    entry.source = entry.source + "\n\n" + entry.tangent.source
+    entry.batched, entry.batched_out = None, None
+    if batched is not None and backend is None:
+        entry.batched = _finish(batched[0], t, header + ", all basis tangents at once", None,
+                                simplify=False)
+        entry.batched_out = batched[1]
+    entry.source = "\n\n".join(e.source for e in (entry, entry.tangent, entry.batched) if e)
     return entry
 
 
