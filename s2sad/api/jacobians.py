@@ -203,21 +203,37 @@ def _forward_columns(entry, flat, extra, xs, has_aux):
     return out, columns
 
 
+#: elements of one example's largest value times basis vectors pushed at once:
+#: above it they go in blocks (about 32 MB of float64 per batched value)
+_BATCH_ELEMENTS = 1 << 22
+
+
 def _batched_columns(entry, saved, xs, k):
-    """``_forward_columns``' arrays for ``xs[k]`` from one run of the batched tangent
-    program (every basis vector at once), or None where it does not apply."""
+    """``_forward_columns``' arrays for ``xs[k]`` from runs of the batched tangent
+    program (every basis vector at once, or in blocks so that no batched value
+    is much larger than ``_BATCH_ELEMENTS``), or None where it does not apply."""
     x = xs[k]
     n = x.size
     if n == 0:
         return None
+    largest = max([np.size(v) for v in saved] + [y.size for y in xs])
+    block = max(1, _BATCH_ELEMENTS // max(largest, 1))
     eye = np.eye(n, dtype=x.dtype).reshape((n,) + x.shape)
-    tangents = [eye if i == k else np.zeros((n,) + y.shape, y.dtype) for i, y in enumerate(xs)]
-    try:
-        t_out = entry.batched.fn(*saved, *tangents)
-    except (rt.Unbatchable, ValueError):    # ranks it does not know: the loop decides
-        return None
-    return [np.asarray(t) if is_batched else np.broadcast_to(t, (n,) + np.shape(t))
-            for t, is_batched in zip(leaves_of(t_out), entry.batched_out)]
+    parts = []
+    for start in range(0, n, block):
+        rows = eye[start:start + block]
+        m = rows.shape[0]
+        tangents = [rows if i == k else np.zeros((m,) + y.shape, y.dtype)
+                    for i, y in enumerate(xs)]
+        try:
+            t_out = entry.batched.fn(*saved, *tangents)
+        except (rt.Unbatchable, ValueError):    # ranks it does not know: the loop decides
+            return None
+        parts.append([np.asarray(t) if is_batched else np.broadcast_to(t, (m,) + np.shape(t))
+                      for t, is_batched in zip(leaves_of(t_out), entry.batched_out)])
+    if len(parts) == 1:
+        return parts[0]
+    return [np.concatenate(leaf) for leaf in zip(*parts)]
 
 
 def jacrev(fn: Callable[..., Any], grad_position: Positions = 0,

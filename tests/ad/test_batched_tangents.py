@@ -155,3 +155,18 @@ def test_jacfwd_of_a_vector_function_batched():
     np.testing.assert_allclose(jx, jvp_loop(f, (x, W), 0), rtol=1e-13, atol=1e-15)
     np.testing.assert_allclose(jW, jvp_loop(f, (x, W), 1), rtol=1e-13, atol=1e-15)
     assert list(itertools.chain(jW.shape)) == [4, 4, 4]
+
+
+def test_basis_vectors_in_blocks_give_the_same_jacobian(monkeypatch):
+    """A cap on the batched values' size: the basis vectors go in blocks."""
+    from s2sad.api import jacobians
+    x, W = np.linspace(-1, 1, 7), rng.normal(size=(5, 7))
+
+    def f(x, W):
+        return np.sum(np.tanh(W @ x) ** 2) + np.sum(x ** 4)
+    whole = s2sad.hessian(f)(x, W)
+    monkeypatch.setattr(jacobians, "_BATCH_ELEMENTS", 2 * W.size)     # blocks of 2 vectors
+    blocks = s2sad.hessian(f)(x, W)
+    np.testing.assert_allclose(blocks, whole, rtol=1e-14, atol=1e-15)
+    np.testing.assert_allclose(blocks, jvp_loop(s2sad.grad(f), (x, W), 0), rtol=1e-12,
+                               atol=1e-14)
