@@ -270,3 +270,39 @@ def _known_arrays(b, loc):
     """
     return [Op(A.Identity(), [Const(obj)], [var], loc)
             for var, path, obj in b.inputs.entries if path is None and obj is not None]
+
+
+def split_primal(func, t_params):
+    """``func`` (a tangent program) as a primal part run once and a tangent part.
+
+    ``jacfwd`` and ``hessian`` run the tangent program once per basis vector;
+    every op that reads no tangent computes the same value each time.  The
+    primal function takes ``func``'s inputs and returns ``(out, saved)``, the
+    values the tangent part reads; the tangent function takes ``saved`` then
+    the tangents ``t_params`` and returns the output's tangent.  ``None`` (run ``func``
+    whole) when an op has regions or state (stacks, random numbers): only
+    straight-line, stateless code is split.  The ops of a user function's
+    call are written inline in both parts (a call split in two is no call).
+    """
+    dependent = {v.id for v in t_params}
+    primal, tangent = [], []
+    for op in func.body:
+        if op.regions or op.prim.stateful or isinstance(op.prim, C.ControlOp):
+            return None
+        if op.frame is not None:
+            op = Op(op.prim, op.args, op.outs, op.loc, op.origin)
+        if any(isinstance(a, Var) and a.id in dependent for a in leaves(tuple(op.args))):
+            tangent.append(op)
+            dependent.update(o.id for o in op.outs)
+        else:
+            primal.append(op)
+    out, t_out = func.result
+    reads = [a for op in tangent for a in leaves(tuple(op.args))] + leaves(t_out)
+    saved, seen = [], set()
+    for v in reads:
+        if isinstance(v, Var) and v.id not in dependent and v.id not in seen:
+            seen.add(v.id)
+            saved.append(v)
+    params = [p for p in func.params if p.id not in dependent]
+    return (Func(func.name + "_values", params, primal, (out, tuple(saved)), func.loc),
+            Func(func.name + "_tangents", saved + list(t_params), tangent, t_out, func.loc))

@@ -9,8 +9,9 @@ from .gradfunction import GradFunction
 def _compiled(grad_fn, args):
     hook = getattr(grad_fn, "__s2sad_compiled__", None)     # s2sad.grad, value_and_grad
     if hook is None and not isinstance(grad_fn, GradFunction):
-        raise TypeError("expected a gradient function made by GradOperation, s2sad.grad or "
-                        "s2sad.value_and_grad, got %s" % type(grad_fn).__name__)
+        raise TypeError("expected a gradient function made by GradOperation, s2sad.grad, "
+                        "s2sad.value_and_grad, s2sad.jacfwd or s2sad.hessian, got %s"
+                        % type(grad_fn).__name__)
     if args:
         return hook(*args) if hook is not None else grad_fn.compiled(*args)
     last = hook() if hook is not None else grad_fn.last

@@ -27,6 +27,7 @@ from . import staged as S
 from ..ir import Const
 from .vjp_jvp import jvp_compiled, refuse_complex_inputs
 from ..tensor import Tensor
+from .. import runtime as rt
 
 
 
@@ -94,6 +95,7 @@ def jacfwd(fn: Callable[..., Any], grad_position: Positions = 0,
     """
     check_has_aux(has_aux)
     positions, single = normalize_positions(grad_position, "jacfwd")
+    last = [None]
 
     def jacfwd_fn(*args):
         if has_trees(args):
@@ -101,11 +103,12 @@ def jacfwd(fn: Callable[..., Any], grad_position: Positions = 0,
         _check_jac_args(args, positions, "jacfwd")
         _check_complex(fn, args, positions, holomorphic, "jacfwd")
         try:
-            entry, root, specs = jvp_compiled(fn, args)
+            entry, root, specs = jvp_compiled(fn, args, positions=positions, split=True)
         except TreeOutput:      # a dict output: its leaves through a flat function
             return _tree_jacobian(jacfwd, fn, positions, single, has_aux, args, fn(*args))
         except S2SADError as err:
             raise tracebacks.for_user(err)
+        last[0] = entry
         flat = G.flatten_runtime(args, specs)
         extra = entry.inputs.read(root, target_of(fn)[0])
         # which flat leaf each selected argument is
@@ -114,21 +117,9 @@ def jacfwd(fn: Callable[..., Any], grad_position: Positions = 0,
             if i in positions:
                 leaf_of[i] = k
             k += len(G.flatten_runtime([a], [s]))
-        zeros = [np.zeros_like(np.asarray(x)) for x in flat]
-        out = None
-        columns = {p: [] for p in positions}
-        for p in positions:
-            x = np.asarray(flat[leaf_of[p]])
-            for j in range(x.size):
-                e = np.zeros(x.size, dtype=x.dtype)
-                e[j] = 1
-                tangents = list(zeros)
-                tangents[leaf_of[p]] = e.reshape(x.shape)
-                out, t_out = entry.fn(*flat, *extra, *tangents)
-                if has_aux:
-                    check_aux_output(out, "jacfwd")
-                    t_out = t_out[0]
-                columns[p].append([np.asarray(t) for t in leaves_of(t_out)])
+        wrt = sorted(set(positions))      # the order of the program's tangent inputs
+        out, columns = _forward_columns(entry, flat, extra, [flat[leaf_of[p]] for p in wrt],
+                                        has_aux)
         if out is None:   # no input elements: no jvp ran
             out = _raw_structure(fn(*args))
         if has_aux:
@@ -141,20 +132,108 @@ def jacfwd(fn: Callable[..., Any], grad_position: Positions = 0,
             per_p = []
             for p in positions:
                 shape_in = np.shape(np.asarray(flat[leaf_of[p]]))
-                cols = [c[li] for c in columns[p]]
-                if cols:
-                    jac = np.stack([np.broadcast_to(c, o.shape) for c in cols], axis=-1)
-                else:
-                    jac = np.zeros(o.shape + (0,), dtype=o.dtype)
-                per_p.append(wrap_out(jac.reshape(o.shape + shape_in), tensor_in))
+                stacked = columns[wrt.index(p)]
+                stacked = stacked[li] if stacked else np.zeros((0,) + o.shape, o.dtype)
+                per_p.append(wrap_out(_jacobian_of(stacked, o.shape, shape_in), tensor_in))
             per_out.append(per_p)
         jac = _shape_jacobian(per_out, head, single)
         if has_aux:
             return jac, wrap_out(aux_bare(out), tensor_in)
         return jac
+    def compiled(*args):    # get_source/get_ir: the forward-mode program(s)
+        return jvp_compiled(fn, args, positions=positions, split=True)[0] if args else last[0]
+    jacfwd_fn.__s2sad_compiled__ = compiled
     jacfwd_fn.__s2sad_stage__ = _staged("fwd", fn, positions, single, has_aux)
     _named_after(jacfwd_fn, fn)
     return jacfwd_fn
+
+
+def _jacobian_of(stacked, out_shape, in_shape):
+    """The Jacobian ``out_shape + in_shape`` from the tangents along each basis
+    vector, stacked on a leading axis (each broadcastable to ``out_shape``)."""
+    n = stacked.shape[0]
+    missing = len(out_shape) - (stacked.ndim - 1)
+    if missing > 0:
+        stacked = stacked.reshape((n,) + (1,) * missing + stacked.shape[1:])
+    stacked = np.broadcast_to(stacked, (n,) + tuple(out_shape))
+    return np.moveaxis(stacked, 0, -1).reshape(tuple(out_shape) + tuple(in_shape))
+
+
+def _forward_columns(entry, flat, extra, xs, has_aux):
+    """``(out, columns)``: the output and, per differentiated input ``x`` of
+    ``xs``, one array per output leaf: its tangents along the basis vectors of
+    ``x``, stacked on a leading axis (``[]`` when ``x`` is empty).
+
+    The tangents of the inputs not differentiated are not inputs of the
+    program (symbolic zeros); the values that do not depend on the tangent
+    are computed once when the entry was split (``compile_jvp``).
+    """
+    xs = [np.asarray(x) for x in xs]
+    zeros = [np.zeros_like(x) for x in xs]
+    if entry.tangent is not None:
+        value, saved = entry.fn(*flat, *extra)
+        if has_aux:
+            check_aux_output(value, "jacfwd")
+        tangent_fn = entry.tangent.fn
+
+        def run(tangents):
+            return value, tangent_fn(*saved, *tangents)
+    else:
+        def run(tangents):
+            return entry.fn(*flat, *extra, *tangents)
+    out, columns = None, []
+    for k, x in enumerate(xs):
+        cols = None if entry.batched is None or has_aux else _batched_columns(entry, saved, xs, k)
+        if cols is not None:
+            columns.append(cols)
+            out = value
+            continue
+        cols = []
+        for j in range(x.size):
+            e = np.zeros(x.size, dtype=x.dtype)
+            e[j] = 1
+            tangents = list(zeros)
+            tangents[k] = e.reshape(x.shape)
+            out, t_out = run(tangents)
+            if has_aux:
+                check_aux_output(out, "jacfwd")
+                t_out = t_out[0]
+            cols.append([np.asarray(t) for t in leaves_of(t_out)])
+        columns.append([np.stack(leaf) for leaf in zip(*cols)])
+    return out, columns
+
+
+#: elements of one example's largest value times basis vectors pushed at once:
+#: above it they go in blocks (about 32 MB of float64 per batched value)
+_BATCH_ELEMENTS = 1 << 22
+
+
+def _batched_columns(entry, saved, xs, k):
+    """``_forward_columns``' arrays for ``xs[k]`` from runs of the batched tangent
+    program (every basis vector at once, or in blocks so that no batched value
+    is much larger than ``_BATCH_ELEMENTS``), or None where it does not apply."""
+    x = xs[k]
+    n = x.size
+    if n == 0:
+        return None
+    largest = max([np.size(v) for v in saved] + [y.size for y in xs])
+    block = max(1, _BATCH_ELEMENTS // max(largest, 1))
+    eye = np.eye(n, dtype=x.dtype).reshape((n,) + x.shape)
+    parts = []
+    for start in range(0, n, block):
+        rows = eye[start:start + block]
+        m = rows.shape[0]
+        tangents = [rows if i == k else np.zeros((m,) + y.shape, y.dtype)
+                    for i, y in enumerate(xs)]
+        try:
+            t_out = entry.batched.fn(*saved, *tangents)
+        except (rt.Unbatchable, ValueError):    # ranks it does not know: the loop decides
+            return None
+        parts.append([np.asarray(t) if is_batched else np.broadcast_to(t, (m,) + np.shape(t))
+                      for t, is_batched in zip(leaves_of(t_out), entry.batched_out)])
+    if len(parts) == 1:
+        return parts[0]
+    return [np.concatenate(leaf) for leaf in zip(*parts)]
 
 
 def jacrev(fn: Callable[..., Any], grad_position: Positions = 0,
@@ -249,6 +328,9 @@ def hessian(fn: Callable[..., Any], grad_position: Positions = 0) -> Callable[..
     """
     positions, single = normalize_positions(grad_position, "hessian")
     inner = grad(fn, grad_position)
+    if inspect.isfunction(fn):      # generated code named after ``fn``, not grad's wrapper
+        _named_after(inner, fn)
+        inner.__s2sad_gradients__ = 1
     outer = jacfwd(inner, grad_position)
 
     def hessian_fn(*args):
@@ -261,6 +343,7 @@ def hessian(fn: Callable[..., Any], grad_position: Positions = 0) -> Callable[..
     def stage(builder, args, kwargs, loc, path):
         return S.stage_hessian(builder, Const(fn), lambda i: grad(fn, i), positions, single, args,
                                kwargs, loc)
+    hessian_fn.__s2sad_compiled__ = outer.__s2sad_compiled__
     hessian_fn.__s2sad_stage__ = stage
     _named_after(hessian_fn, fn)
     return hessian_fn

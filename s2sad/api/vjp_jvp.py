@@ -91,22 +91,25 @@ def _tree_vjp(fn, inputs, out, has_aux):
 _jvp_cache = G.register_cache(G.GradCache("forward-mode derivative"))
 
 
-def jvp_compiled(fn, inputs, v=None):
-    """The compiled forward-mode entry for ``fn`` at these argument structures."""
+def jvp_compiled(fn, inputs, v=None, positions=None, split=False):
+    """The compiled forward-mode entry for ``fn`` at these argument structures,
+    w.r.t. the inputs at ``positions`` (all by default); ``split``: see
+    ``driver.compile_jvp``."""
     py_fn, root = target_of(fn)
     specs = tuple(G.arg_spec(a) for a in inputs)
     if v is not None and (len(v) != len(inputs) or tuple(G.arg_spec(t) for t in v) != specs):
         raise ValueError("For 'jvp', 'v' must have the same structure as 'inputs', but got "
                          "%d inputs and %d tangents" % (len(inputs), len(v)))
-    key = (fn_key(py_fn), type(root) if root is not None else None, specs)
+    positions = None if positions is None else tuple(sorted(set(positions)))
+    key = (fn_key(py_fn), type(root) if root is not None else None, specs, positions, split)
     entry = _jvp_cache.get(key, root, py_fn)
     if entry is None:
         with _jvp_cache.lock():
             entry = _jvp_cache.get(key, root, py_fn)
             if entry is None:
-                entry = G.compile_jvp(py_fn, root, inputs, specs)
-                _jvp_cache.put(key, entry, specs, family=(id(py_fn), key[1]), fn=py_fn,
-                               root=root)
+                entry = G.compile_jvp(py_fn, root, inputs, specs, positions, split)
+                _jvp_cache.put(key, entry, specs, family=(id(py_fn), key[1], positions, split),
+                               fn=py_fn, root=root)
     return entry, root, specs
 
 

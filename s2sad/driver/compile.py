@@ -17,7 +17,8 @@ from ..backend.outline import outline
 from ..backend.compile import compile_source
 from ..backend.recursion import compile_groups, groups_in
 from ..ad.reverse import reverse
-from ..ad.forward import forward
+from ..ad.forward import forward, split_primal
+from ..ad.batching import batch_tangents
 from ..ad.taylor import taylor_objective, Unsupported
 from ..errors import CompileError, S2SADError
 from ..frontend.guards import FN
@@ -46,18 +47,17 @@ def _gradients_of(what, t):
 
 
 @saving_graphs     # set_context(save_graphs=True) writes each compiled entry to files
-def _finish(ir, t, header, specs, **kw):
-    """Simplify, generate and compile ``ir``; bundle it with its trace.
+def _finish(ir, t, header, specs, simplify=True, **kw):
+    """Simplify (unless ``simplify`` is False: done already), generate and compile
+    ``ir``; bundle it with its trace.
 
     ``specs``: the arguments' specs, which with the data read when the code
     runs choose the array library (``backend_of``),
     None for NumPy; the same source is compiled against its namespace.
     """
-    names = [getattr(v, "hint", None) for v in leaves(ir.result)]
-    ir.scalar_ids = t.scalar_ids        # the inputs every derived program shares
     backend = backend_of(specs, _runtime_data(t))
-    ir = pipeline.run(pipeline.FINAL if backend is None else pipeline.FINAL_ANY_LIBRARY, ir)
-    _keep_result_names(ir, names)
+    if simplify:
+        ir = _simplified(ir, t, backend)
     gen = CodeGen(release=current_options().release)
     title = "%s of %s (%s)" % (header, t.display, display_path(t.info.filename))
     if any(op.frame is not None for op in walk_ops(ir.body)):
@@ -85,7 +85,17 @@ def _finish(ir, t, header, specs, **kw):
                     constants=gen.consts, fn=callable_,
                     check=t.builder.guards.compile(), guards=t.builder.guards,
                     inputs=t.builder.inputs, result_structure=t.result, info=t.info,
-                    hints=t.hints, display=t.display, complex=complex_mode(), **kw)
+                    hints=t.hints, display=t.display, complex=complex_mode(),
+                    names=gen.namer.names, **kw)
+
+
+def _simplified(ir, t, backend):
+    """``ir`` through the final passes, its results keeping their names."""
+    names = [getattr(v, "hint", None) for v in leaves(ir.result)]
+    ir.scalar_ids = t.scalar_ids        # the inputs every derived program shares
+    ir = pipeline.run(pipeline.FINAL if backend is None else pipeline.FINAL_ANY_LIBRARY, ir)
+    _keep_result_names(ir, names)
+    return ir
 
 
 def _refuse_recursion(ir, t, backend):
@@ -224,18 +234,48 @@ def compile_nested(fn, root, args, specs, order, origin=(FN,)):
 
 @_complex_aware
 @_without_gc
-def compile_jvp(fn, root, args, specs):
-    """Trace and differentiate in forward mode w.r.t. every runtime input leaf.
+def compile_jvp(fn, root, args, specs, positions=None, split=False):
+    """Trace and differentiate in forward mode w.r.t. the runtime leaves of the
+    arguments at ``positions`` (all of them by default).
 
     The compiled function takes the inputs' runtime leaves, the Cell's runtime
-    inputs, then one tangent per input leaf, and returns ``(out, t_out)``.
+    inputs, then one tangent per differentiated leaf (``n_tangents``), and
+    returns ``(out, t_out)``; the other inputs' tangents are symbolic zeros, so
+    no rule multiplies by them.  With ``split`` (``jacfwd``, many tangents at
+    one point), when ``split_primal`` applies, ``fn`` returns ``(out, saved)``
+    and ``tangent.fn(*saved, *tangents)`` returns ``t_out``; else ``tangent``
+    is None.  ``batched`` (or None) is ``batch_tangents``' program: the same
+    with tangents of a leading axis of basis vectors (``batched_out`` flags
+    the result leaves that have it).
     """
     backend_of(specs)       # mixed arguments are refused before tracing
     t = trace(fn, root, args, specs)
     check_real_mode(t.forward.body)
-    ir = forward(t.forward, t.flat_inputs, name=t.qualname + "_grad" * t.gradients + "_jvp")
-    return _finish(ir, t, "s2sad: " + _gradients_of("forward-mode derivative", t), specs,
-                   n_flat=len(t.flat_inputs))
+    wrt = t.flat_inputs if positions is None else leaves_at(t.abstract, positions)
+    name = t.qualname + "_grad" * t.gradients + "_jvp"
+    ir = forward(t.forward, wrt, name=name)
+    header = "s2sad: " + _gradients_of("forward-mode derivative", t)
+    backend = backend_of(specs, _runtime_data(t))
+    ir = _simplified(ir, t, backend)
+    parts = split_primal(ir, ir.params[len(ir.params) - len(wrt):]) if split else None
+    if parts is None:
+        return _finish(ir, t, header, specs, simplify=False, n_flat=len(t.flat_inputs),
+                       n_tangents=len(wrt), tangent=None, batched=None)
+    entry = _finish(parts[0], t, header + ", the values (run once)", specs, simplify=False,
+                    n_flat=len(t.flat_inputs), n_tangents=len(wrt))
+    for v in parts[1].params:       # the values passed on keep the names they had
+        if v.id in entry.names:
+            v.hint = entry.names[v.id]
+    batched = batch_tangents(parts[1], len(parts[1].params) - len(wrt))
+    entry.tangent = _finish(parts[1], t, header + ", the tangents (run per tangent)", specs,
+                            simplify=False)
+    entry.batched, entry.batched_out = None, None
+    if batched is not None and backend is None:
+        entry.batched = _finish(batched[0], t, header + ", all basis tangents at once", None,
+                                simplify=False)
+        entry.batched_out = batched[1]
+    entry.source = "\n\n".join(e.source for e in (entry, entry.tangent, entry.batched) if e)
+    return entry
 
 
 @_complex_aware
@@ -278,6 +318,12 @@ def select_inputs(abstract, which):
     if which == "first":
         return next((group for group in per_arg if group), [])
     return []
+
+
+def leaves_at(abstract, positions):
+    """The runtime leaves of the inputs at ``positions``, in argument order."""
+    return [v for i, a in enumerate(abstract) if i in positions
+            for v in leaves(a) if isinstance(v, Var)]
 
 
 def _sens_structure(result, sens_spec, sens_value, info, inert=frozenset()):

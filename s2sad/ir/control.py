@@ -84,6 +84,29 @@ class RowAt(ControlOp):
         return "%s[len(%s)]" % (rows, stack)
 
 
+class InBatch(ControlOp):
+    """An op of a batched tangent program (``ad/batching.py``): its arguments
+    flagged in ``flags`` carry a leading axis of basis vectors.
+
+    Written as ``xp.<ufunc>(*rt.batch_aligned(flags, ...))`` for an
+    elementwise op, else as the call ``call(..., flags)`` of a helper of
+    ``runtime/rt_batch.py`` (``flags`` left out where the helper has one case).
+    """
+
+    def __init__(self, flags, ufunc=None, call=None, with_flags=True, of=None):
+        super().__init__(flags=tuple(flags), ufunc_name=ufunc, call=call,
+                         with_flags=with_flags)
+        if of is not None:      # values are named after the op batched (``mul_y``)
+            self.name = of
+
+    def emit(self, *args):
+        flags = repr(tuple(self.flags))
+        if self.ufunc_name is not None:
+            return "xp.%s(*rt.batch_aligned(%s))" % (self.ufunc_name,
+                                                     ", ".join((flags,) + args))
+        return "%s(%s)" % (self.call, ", ".join(args + ((flags,) if self.with_flags else ())))
+
+
 class CheckDefined(Primitive):
     """Identity that raises a clear error if a maybe-undefined variable is unset."""
     linearity = "linear"   # an identity (Taylor mode passes its jets through)

@@ -363,6 +363,7 @@ from .rt_fft import *  # noqa: E402,F401,F403
 from .rt_contract import *  # noqa: E402,F401,F403
 from .rt_linalg import *  # noqa: E402,F401,F403
 from .rt_arrange import *  # noqa: E402,F401,F403
+from .rt_batch import *  # noqa: E402,F401,F403
 
 
 class Undefined:
