@@ -219,6 +219,14 @@ class Helpers(NNHelpers):
         out[index] = value
         return out
 
+    def array_setitem_in_place(self, x, index, value):
+        """``x`` with ``value`` written at ``index``, in place where the library allows
+        (generated code asks ``spare`` first, which says no here: kept for the name)."""
+        if self.library == "jax":
+            return x.at[index].set(value)
+        x[index] = value
+        return x
+
     def array_setitem_value_grad(self, dout, index):
         """``dout[index]``: the gradient of the value written by ``x[index] = value``.
 

@@ -113,7 +113,7 @@ _CALLED = re.compile(r"\b(xp|rt)\.(\w+)")
 
 
 def missing_names(source, xp, rt):
-    """The ``xp.name`` / ``rt.name`` calls of ``source`` that ``xp`` or ``rt`` lacks."""
+    """The ``xp.<name>`` / ``rt.<name>`` calls of ``source`` that ``xp`` or ``rt`` lacks."""
     spaces = {"xp": xp, "rt": rt}
     return ["%s.%s" % (space, name) for space, name in sorted(set(_CALLED.findall(source)))
             if not hasattr(spaces[space], name)]

@@ -165,6 +165,7 @@ def real_if_close(z):
 
 
 def test_real_if_close_tangents_follow_the_result_type():
+    """(the RealLike primitive: tangent and cotangent take the result's real or complex type)"""
     nearly_real = np.array([1.0 + 0j, -2.0 + 0j])
     t = np.array([0.5 + 2j, -1j])
     out, tangent = s2sad.jvp(real_if_close, (nearly_real,), (t,))
