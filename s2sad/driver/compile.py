@@ -321,9 +321,17 @@ def _sens_structure(result, sens_spec, sens_value, info, inert=frozenset()):
         if spec[0] not in ("tensor", "array", "npscalar", "mutable", "xarray"):
             raise ValueError(
                 "For 'GradOperation', the sens%s must be a Tensor matching the output%s, "
-                "but got %s" % (path, path, _describe_value(value)))
+                "but got %s%s" % (path, path, _describe_value(value),
+                                  _ONE_ARRAY if spec[0] in ("tuple", "list") else ""))
         return Var("sens")
     return build(result, sens_spec, sens_value, "")
+
+
+_ONE_ARRAY = (
+    ": the compiled function makes one array there. Code is compiled for inputs of "
+    "every rank at once, so a NumPy function whose number of results depends on an "
+    "input's rank (np.gradient(x) without axis) makes one array, for a 1-D input; "
+    "name the axes, e.g. np.gradient(x, axis=(0, 1)), to get one result per axis")
 
 
 def _describe_value(v):

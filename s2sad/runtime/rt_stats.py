@@ -88,8 +88,10 @@ def stats_shape(a, w, kind, axis, what):
     shape = np.shape(a)
     if kind == "vector":
         if len(shape) != 1:
-            raise ValueError("%s: a %d-d input needs axis= (s2sad differentiates "
-                             "one axis at a time)" % (what, len(shape)))
+            raise ValueError("%s: a %d-d input needs axis= (s2sad compiles for every "
+                             "rank at once, so the number of results cannot follow the "
+                             "input's rank): axis=%r gives one result per axis"
+                             % (what, len(shape), tuple(range(len(shape)))))
         return shape
     wshape = np.shape(w)
     if wshape == shape:

@@ -118,3 +118,17 @@ def test_errors_of_the_users_computation_keep_generated_frames(monkeypatch):
         gf(np.ones((2, 3)), np.ones((2, 2)))
     names = [f.filename for f in traceback.extract_tb(info.value.__traceback__)]
     assert any(n.startswith("<s2sad ") for n in names), names
+
+
+def gradient_no_axis(x):
+    return np.gradient(x)
+
+
+def test_a_result_whose_count_follows_the_rank_is_refused_saying_to_name_the_axes():
+    # NumPy returns one array per axis; compiled code, made for every rank, one array
+    x = np.arange(12.0).reshape(3, 4) ** 2
+    _, vjp_fn = s2sad.vjp(gradient_no_axis, x)
+    with pytest.raises(ValueError, match=r"tuple of 2 items: .*np.gradient\(x, axis=\(0, 1\)\)"):
+        vjp_fn(tuple(np.ones((3, 4)) for _ in range(2)))
+    with pytest.raises(ValueError, match=r"axis=\(0, 1\) gives one result per axis"):
+        s2sad.grad(lambda x: np.sum(gradient_no_axis(x)))(x)
