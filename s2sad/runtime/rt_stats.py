@@ -26,6 +26,16 @@ def stats_check_real(x, what):
     return x
 
 
+def check_float_output(value):
+    """Raise unless ``value`` (an output no gradient flows into) is floating-point
+    or complex: its derivative is not a zero, it is undefined."""
+    kind = np.result_type(value).kind
+    if kind not in "fc":
+        raise TypeError("grad needs a floating-point output, but the function returned %s: "
+                        "a comparison, a boolean or an integer has no gradient"
+                        % np.result_type(value))
+
+
 def check_real_output(value):
     """``value`` itself, unless it is complex: ``grad`` of a function with complex
     inputs needs a real-valued output, or ``holomorphic=True``."""

@@ -132,3 +132,31 @@ def test_a_result_whose_count_follows_the_rank_is_refused_saying_to_name_the_axe
         vjp_fn(tuple(np.ones((3, 4)) for _ in range(2)))
     with pytest.raises(ValueError, match=r"axis=\(0, 1\) gives one result per axis"):
         s2sad.grad(lambda x: np.sum(gradient_no_axis(x)))(x)
+
+
+def all_close(x):
+    return np.allclose(x, (x * 3.0) / 3.0)
+
+
+def positive(x):
+    return x > 1.0
+
+
+def counted(x):
+    return np.sum(x).astype(np.int64)
+
+
+@pytest.mark.parametrize("fn", [all_close, positive, counted])
+def test_grad_of_a_boolean_or_integer_output_is_a_type_error(fn):
+    # as JAX and autograd: such an output has no derivative (not a zero one)
+    with pytest.raises(TypeError, match="grad needs a floating-point output"):
+        s2sad.grad(fn)(np.array([1.0, 2.0, 3.0]))
+    with pytest.raises(TypeError, match="grad needs a floating-point output"):
+        s2sad.value_and_grad(fn)(np.array([1.0, 2.0, 3.0]))
+
+
+def test_grad_of_a_float_output_no_gradient_reaches_is_zero():
+    def constant_sign(x):
+        return np.sign(x) * 2.0
+    np.testing.assert_array_equal(s2sad.grad(lambda x: np.sum(constant_sign(x)))(
+        np.array([1.0, -2.0])), np.zeros(2))
