@@ -160,3 +160,8 @@ def test_grad_of_a_float_output_no_gradient_reaches_is_zero():
         return np.sign(x) * 2.0
     np.testing.assert_array_equal(s2sad.grad(lambda x: np.sum(constant_sign(x)))(
         np.array([1.0, -2.0])), np.zeros(2))
+
+
+def test_jvp_says_which_tangent_does_not_fit_its_input():
+    with pytest.raises(ValueError, match="input 0 is a float and its tangent a float64"):
+        s2sad.jvp(lambda x, y: x * y, (2.0, np.float64(1.0)), (np.float64(1.0), np.float64(1.0)))
