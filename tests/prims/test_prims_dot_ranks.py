@@ -88,3 +88,21 @@ def test_complex_operands(fn, sa, sb):
     b = normal(*sb)
     np.testing.assert_allclose(s2sad.grad(fn)(a, b), numeric_complex_grad(fn, a, b),
                                rtol=1e-6, atol=1e-8)
+
+
+W3 = normal(3) + 1j * normal(3)
+
+
+def complex_gradient_pairing(a, b):
+    """A real function of the complex gradient: its derivative goes through the
+    matmul gradients' own rules."""
+    g = s2sad.grad(complex_dot_power)(a, b)
+    return np.real(np.sum(g * W3)) + np.sum(np.abs(g) ** 2)
+
+
+def test_complex_operands_second_order():
+    a = normal(3) + 1j * normal(3)
+    b = normal(3, 2)
+    np.testing.assert_allclose(s2sad.grad(complex_gradient_pairing)(a, b),
+                               numeric_complex_grad(complex_gradient_pairing, a, b),
+                               rtol=1e-5, atol=1e-7)
