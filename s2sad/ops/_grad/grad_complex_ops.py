@@ -31,7 +31,8 @@ _HOLOMORPHIC = (M.Add, M.TensorAdd, M.Sub, M.Mul, M.Div, M.RealDiv, M.Neg, M.Exp
                 M.Sin, M.Cos, M.Tanh, M.Sqrt, M.Square, M.Pow, M.Reciprocal, M.MatMul,
                 M.MatMulExt, M.BatchMatMul, M.Dot, M.Outer, M.ReduceSum, M.ReduceMean,
                 M.SumSquares, M.Abs, C.Einsum, C.EinsumExpand, M.Tensordot,
-                M.TensordotGradA, M.TensordotGradB, M.MatMulGradA, M.MatMulGradB)
+                M.TensordotGradA, M.TensordotGradB, M.MatMulGradA, M.MatMulGradB,
+                M.DotGradA, M.DotGradB)
 _STRUCTURAL = (A.Reshape, A.Transpose, A.TransposeT, A.ExpandDims, A.Squeeze, A.Flatten,
                A.SwapAxes, A.MoveAxis, A.ReverseV2, A.BroadcastTo, A.GetItem, A.Slice,
                A.StridedSlice, A.Concat, A.Stack, A.Unstack, A.Split, A.Select, A.Identity,

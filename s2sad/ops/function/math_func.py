@@ -354,17 +354,10 @@ def bmm(input_x, mat2):
 
 
 def dot(input, other):
-    """``np.dot``: a product with a Python number or a 0-D array, a contraction of the
-    second-to-last axis of an ``other`` of 3 or more dimensions, else a matmul.
-
-    The ranks are known only at run time, so those cases are run-time branches.
-    """
+    """``np.dot``: a product with a Python number, else ``Dot`` (any ranks, read at
+    run time)."""
     if _is_number(input) or _is_number(other):
         return input * other
-    if A.Rank()(input) == 0 or A.Rank()(other) == 0:
-        return input * other
-    if A.Rank()(other) > 2:
-        return M.Tensordot(((-1,), (-2,)))(input, other)
     return _dot(input, other)
 
 
