@@ -94,7 +94,10 @@ class _Forward:
                     self.op_prim(op, tan)
 
     def op_prim(self, op, tan):
-        arg_t = [self.tangent(tan, a) for a in op.args]
+        # an input read for its shape only (shapes are fixed) carries no tangent
+        shape_only = op.prim.shape_only_inputs
+        arg_t = [Const(None) if i in shape_only else self.tangent(tan, a)
+                 for i, a in enumerate(op.args)]
         if all(isinstance(t, Const) for a in arg_t for t in leaves(a)):
             return
         getter = jvp_getters.lookup(op.prim)

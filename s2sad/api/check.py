@@ -28,6 +28,8 @@ def _to64(a):
         return Tensor(_real64(a._data, "an argument"))
     if isinstance(a, (np.ndarray, np.generic, complex)):
         return _real64(a, "an argument")
+    if type(a) is float:    # checked, so differentiated: not a constant as elsewhere
+        return np.float64(a)
     if isinstance(a, (tuple, list)):
         return type(a)(_to64(x) for x in a)
     return a

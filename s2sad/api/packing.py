@@ -241,13 +241,14 @@ def first_output(fn):
     return memoized(("head", fn), make)
 
 
-def keywords_as_positional(fn, args, kwargs, positions):
+def keywords_as_positional(fn, args, kwargs, positions, lift=None):
     """``grad(f)(x, y=2.0)``: the keywords placed where ``fn``'s signature puts them.
 
     Keywords name arguments that are not differentiated (as in autograd and
-    JAX); the skipped parameters between take their defaults.  A keyword that
-    names a differentiated position, a keyword-only parameter or ``**kwargs``
-    is refused: pass such values positionally, or close over them.
+    JAX); the skipped parameters between take their defaults (passed through
+    ``lift`` when given).  A keyword that names a differentiated position, a
+    keyword-only parameter or ``**kwargs`` is refused: pass such values
+    positionally, or close over them.
     """
     name = getattr(fn, "__name__", type(fn).__name__)
     try:
@@ -255,7 +256,11 @@ def keywords_as_positional(fn, args, kwargs, positions):
     except (TypeError, ValueError) as e:
         raise TypeError("gradient of %r called with keyword arguments %s: %s"
                         % (name, ", ".join(sorted(kwargs)), e)) from None
+    given = set(bound.arguments)
     bound.apply_defaults()
+    if lift is not None:
+        for n in set(bound.arguments) - given:
+            bound.arguments[n] = lift(bound.arguments[n])
     params = list(bound.signature.parameters.values())
     out = []
     for i, p in enumerate(params):
@@ -272,3 +277,23 @@ def keywords_as_positional(fn, args, kwargs, positions):
                             "pass it positionally, not as a keyword" % (name, p.name, i))
         out.append(bound.arguments[p.name])
     return tuple(out)
+
+
+def _stage_keywords_as_positional(builder, args, kwargs, loc, path):
+    """``keywords_as_positional`` met in differentiated code (a gradient function
+    called with keywords there): the same binding, done while compiling on the
+    abstract arguments, the defaults lifted as constants."""
+    from ..errors import CompileError
+    from ..frontend.values import TreeVal, const_value
+    fn, call_args, call_kwargs, positions = args
+    if kwargs or not isinstance(call_kwargs, TreeVal):
+        raise CompileError("keyword arguments of a gradient function must be known "
+                           "by name while compiling", loc)
+    try:
+        return keywords_as_positional(const_value(fn), tuple(call_args), dict(call_kwargs.obj),
+                                      const_value(positions), builder.lift)
+    except TypeError as e:
+        raise CompileError(str(e), loc) from None
+
+
+keywords_as_positional.__s2sad_stage__ = _stage_keywords_as_positional

@@ -88,6 +88,16 @@ def _tree_vjp(fn, inputs, out, has_aux):
 
 
 # --------------------------------------------------------------------- jvp
+def _unlike(inputs, v):
+    """Which tangent differs in kind from its input (a Python number is a constant)."""
+    for i, (a, t) in enumerate(zip(inputs, v)):
+        if G.arg_spec(a) != G.arg_spec(t):
+            return ("; input %d is a %s and its tangent a %s (a Python number is a constant: "
+                    "pass np.float64(x) to differentiate it)"
+                    % (i, type(a).__name__, type(t).__name__))
+    return ""
+
+
 _jvp_cache = G.register_cache(G.GradCache("forward-mode derivative"))
 
 
@@ -99,7 +109,7 @@ def jvp_compiled(fn, inputs, v=None, positions=None, split=False):
     specs = tuple(G.arg_spec(a) for a in inputs)
     if v is not None and (len(v) != len(inputs) or tuple(G.arg_spec(t) for t in v) != specs):
         raise ValueError("For 'jvp', 'v' must have the same structure as 'inputs', but got "
-                         "%d inputs and %d tangents" % (len(inputs), len(v)))
+                         "%d inputs and %d tangents%s" % (len(inputs), len(v), _unlike(inputs, v)))
     positions = None if positions is None else tuple(sorted(set(positions)))
     key = (fn_key(py_fn), type(root) if root is not None else None, specs, positions, split)
     entry = _jvp_cache.get(key, root, py_fn)

@@ -11,6 +11,8 @@ import gc
 from ..ir import Var, Const, leaves
 from ..ir.nodes import walk_ops, AdjointOf, Op
 from ..ops.operations import elementwise_ops as E
+from ..ops.operations import runtime_ops as R
+from ..ops.operations import array_ops as A
 from ..ir.primitive import complex_mode, compiling_complex
 from ..backend.codegen import CodeGen
 from ..backend.outline import outline
@@ -196,6 +198,8 @@ def compile_grad(fn, root, args, specs, weights, weight_paths, sens_spec=None,
         check_aux_structure(t.result)
     if complex_mode() and not holomorphic and sens_spec is None:
         _check_real_output(t.forward, head_only)
+    if sens_spec is None:
+        _check_float_output(t.forward, t.builder.inert, head_only)
     sens = None
     if sens_spec is not None:
         sens = _sens_structure(t.result, sens_spec, sens_value, t.info, t.builder.inert)
@@ -292,6 +296,21 @@ def compile_forward(fn, root, args, specs):
     return _finish(ir, t, "s2sad: compiled forward", specs, n_flat=len(t.flat_inputs))
 
 
+def _check_float_output(forward, inert, head_only):
+    """Make ``forward`` check at run time that a differentiated output no gradient
+    flows into is floating-point: a boolean or integer one (``np.allclose``,
+    ``x > 0``) has no derivative, and JAX and autograd refuse it with a TypeError.
+    A cast may make an integer; other outputs a gradient flows into are float
+    already: no check, no cost."""
+    result = forward.result
+    if head_only and isinstance(result, tuple):
+        result = result[0]
+    casts = {o.id for op in forward.body if isinstance(op.prim, A.Cast) for o in op.outs}
+    for v in leaves(result):
+        if isinstance(v, Var) and (v.id in inert or v.id in casts):
+            forward.body.append(Op(R.CheckFloatOutput(), [v], [], loc=forward.loc))
+
+
 def _check_real_output(forward, head_only):
     """Make ``forward`` check at run time that its differentiated output is real
     (JAX's rule: ``grad`` of a complex output needs ``holomorphic=True``)."""
@@ -356,9 +375,17 @@ def _sens_structure(result, sens_spec, sens_value, info, inert=frozenset()):
         if spec[0] not in ("tensor", "array", "npscalar", "mutable", "xarray"):
             raise ValueError(
                 "For 'GradOperation', the sens%s must be a Tensor matching the output%s, "
-                "but got %s" % (path, path, _describe_value(value)))
+                "but got %s%s" % (path, path, _describe_value(value),
+                                  _ONE_ARRAY if spec[0] in ("tuple", "list") else ""))
         return Var("sens")
     return build(result, sens_spec, sens_value, "")
+
+
+_ONE_ARRAY = (
+    ": the compiled function makes one array there. Code is compiled for inputs of "
+    "every rank at once, so a NumPy function whose number of results depends on an "
+    "input's rank (np.gradient(x) without axis) makes one array, for a 1-D input; "
+    "name the axes, e.g. np.gradient(x, axis=(0, 1)), to get one result per axis")
 
 
 def _describe_value(v):

@@ -312,6 +312,8 @@ class Calls:
             return self.evaluate(f, args, kwargs, loc)
         args = self.dict_keys_for(f, args)
         special = self.call_special(f, args, kwargs, loc)
+        if special is None:
+            special = self.dict_builtin(func, args, kwargs, loc)
         if special is not None:
             return special
         iterable = self.iterable_builtin(f, args, loc)

@@ -15,7 +15,7 @@ import gast
 
 from ..errors import CompileError
 from ..ir.nodes import Var, Const
-from .values import ListVal, Scope
+from .values import ListVal, Scope, TreeVal
 from .control import returned
 
 
@@ -68,8 +68,6 @@ class Closures:
                 lambda a, k: self.call_closure(clo, list(a), dict(k), loc, recurse=False))
         node = clo.node
         a = node.args
-        if a.kwarg is not None:
-            raise CompileError("**kwargs parameters are not supported", clo.scope.info.loc(node))
         names = [p.id for p in a.args]
         env = {}
         if len(args) > len(names) and a.vararg is None:
@@ -100,7 +98,9 @@ class Closures:
                 env[p.id] = kw_defaults[p.id]
             else:
                 raise CompileError("%s() missing keyword argument '%s'" % (clo.name, p.id), loc)
-        if kwargs:
+        if a.kwarg is not None:     # read by key, or passed on by ``**name``
+            env[a.kwarg.id] = TreeVal(dict(kwargs))
+        elif kwargs:
             raise CompileError("%s() got unexpected keyword arguments %s"
                                % (clo.name, ", ".join(sorted(kwargs))), loc)
         outer = clo.scope

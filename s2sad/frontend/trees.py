@@ -9,6 +9,7 @@ while compiling, as for tuples; anything else is refused with an error.
 """
 import builtins
 import inspect
+import operator
 
 from ..errors import CompileError
 from ..ir.nodes import Var, Const
@@ -105,6 +106,71 @@ class Trees:
         if name == "values":
             return tuple(self.tree_value(v) for v in d.values())
         return tuple((Const(k), self.tree_value(v)) for k, v in d.items())
+
+    def dict_builtin(self, func, args, kwargs, loc):
+        """``dict(...)`` over runtime values, or ``get``/``keys``/``values``/``items``
+        of a dict known while compiling given a runtime value (``d.get(k, x)``):
+        answered as for a ``TreeVal``; ``None`` for any other call."""
+        f = func.value
+        if f is builtins.dict:
+            return self.make_dict(args, kwargs, loc)
+        if f is builtins.sorted and len(args) == 1:
+            return self.sorted_known(args[0], kwargs, loc)
+        owner = getattr(f, "__self__", None)
+        if type(owner) is dict and getattr(f, "__name__", None) in _DICT_METHODS:
+            self.read_whole(func, [], {})       # the answer depends on the dict's contents
+            return self.tree_method(TreeVal(dict(owner)), f.__name__, args, kwargs, loc)
+        return None
+
+    def sorted_known(self, seq, kwargs, loc):
+        """``sorted`` of a sequence known while compiling (``d.items()``, a dict's keys)
+        whose sort keys are known then: the items reordered (``None`` otherwise)."""
+        items = self.static_sequence(seq)
+        if items is None or set(kwargs) - {"key", "reverse"}:
+            return None
+        reverse = kwargs.get("reverse", Const(False))
+        key = kwargs.get("key", Const(None))
+        keys = [self._sort_key(key, item, loc) for item in items]
+        if not is_const(reverse) or not all(is_const(k) for k in keys):
+            raise NeedsConstant("sorted(): the sort keys must be known while compiling", loc)
+        order = sorted(range(len(items)), key=lambda i: const_value(keys[i]),
+                       reverse=bool(const_value(reverse)))
+        return tuple(items[i] for i in order)
+
+    def _sort_key(self, key, item, loc):
+        """``key(item)``; an ``operator.itemgetter`` picks from a tuple of abstract values."""
+        if is_const(key) and isinstance(const_value(key), operator.itemgetter) \
+                and isinstance(item, tuple):
+            picked = const_value(key)(tuple(range(len(item))))
+            return tuple(item[i] for i in picked) if isinstance(picked, tuple) else item[picked]
+        return item if is_const(key) and const_value(key) is None else \
+            self.call(key, [item], {}, loc)
+
+    def make_dict(self, args, kwargs, loc):
+        """``dict(mapping_or_pairs, **kwargs)`` as a ``TreeVal`` (keys known while compiling)."""
+        if len(args) > 1:
+            raise CompileError("dict expected at most 1 argument, got %d" % len(args), loc)
+        out = {}
+        src = args[0] if args else ()
+        if isinstance(src, TreeVal) and isinstance(src.obj, dict):
+            out.update(src.obj)
+        elif isinstance(src, Const) and isinstance(src.value, dict):
+            out.update(src.value)
+        else:
+            pairs = self.static_sequence(src)
+            if pairs is None:
+                raise CompileError("dict() of a value known only at run time is not "
+                                   "supported: build it from (key, value) pairs or a dict "
+                                   "display", loc)
+            for pair in pairs:
+                items = self.static_sequence(pair)
+                if items is None or len(items) != 2:
+                    raise CompileError("dict(): each item must be a (key, value) pair", loc)
+                if not is_const(items[0]):
+                    raise NeedsConstant("a dict key must be known while compiling", loc)
+                out[const_value(items[0])] = items[1]
+        out.update(kwargs)
+        return TreeVal(out)
 
     def tree_keys(self, tree):
         """What iterating over ``tree`` gives: a dict's keys (None for other objects)."""

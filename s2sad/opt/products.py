@@ -9,7 +9,8 @@ batches.  It runs last, on the program that is compiled: the collector has
 no derivative rules.
 """
 from ..ir.primitive import Primitive
-from ..ops.operations.math_ops import MatMul, MatMulGradA, MatMulGradB
+from ..ops.operations.math_ops import DotGradA, DotGradB, MatMul, MatMulGradA, \
+    MatMulGradB
 from ..ir.control import ForRange, NewAccumulator, AccumulateAt
 from ..ir.nodes import Var, Op, use_counts, walk_blocks
 
@@ -33,17 +34,19 @@ class SumAdd(Primitive):
 
 
 class SumAddGrad(Primitive):
-    """``+= MatMulGradA/B(d, x, y)`` (``side`` "a" or "b"), batched with the other terms."""
+    """``+= MatMulGradA/B(d, x, y)`` (``side`` "a" or "b"), batched with the other terms;
+    ``dot``: ``DotGradA/B``'s, batched where ``np.dot`` is a matmul."""
     stateful = True
     differentiable = False
 
-    def __init__(self, side):
-        super().__init__(side=side)
+    def __init__(self, side, dot=False):
+        super().__init__(side=side, dot=bool(dot))
         # only the operand whose gradient this is is read for its shape
         self.shape_only_inputs = (2,) if side == "a" else (3,)
 
     def emit(self, acc, d, x, y):
-        return "%s.add_grad_%s(%s, %s, %s)" % (acc, self.side, d, x, y)
+        return "%s.add_%sgrad_%s(%s, %s, %s)" % (acc, "dot_" if self.dot else "", self.side,
+                                                 d, x, y)
 
 
 class SumAddMatMul(Primitive):
@@ -68,6 +71,7 @@ class SumTotal(Primitive):
 
 
 _ADD = {MatMulGradA: lambda prim: SumAddGrad("a"), MatMulGradB: lambda prim: SumAddGrad("b"),
+        DotGradA: lambda prim: SumAddGrad("a", True), DotGradB: lambda prim: SumAddGrad("b", True),
         MatMul: lambda prim: SumAddMatMul(prim.transpose_a, prim.transpose_b)}
 
 

@@ -24,17 +24,29 @@ def _flat_pieces(out):
     return [np.ravel(out)]
 
 
+def _zero_dtype(x):
+    """The dtype of a gradient of ``x`` when no cotangent reaches it: x's own
+    inexact dtype, float64 otherwise (x may be a ``ShapeOf``, with no dtype)."""
+    dtype = getattr(x, "dtype", None)
+    return dtype if dtype is not None and np.issubdtype(dtype, np.inexact) else np.float64
+
+
 def arrange_adjoint(dout, x, fn, kwargs):
     """The adjoint of ``fn(x, **kwargs)``: ``dout`` summed onto x's elements.
 
-    ``dout`` is one cotangent, or a tuple of them when ``fn`` splits x.
+    ``dout`` is one cotangent, or a tuple of them when ``fn`` splits x; a None
+    in that tuple is a piece known to get no cotangent (a symbolic zero, as
+    forward mode over the adjoint passes for pieces with no tangent).
     """
     shape = _shape(x)
     size = int(np.prod(shape))
     sources = _flat_pieces(fn(np.arange(size).reshape(shape), **kwargs))
     douts = dout if isinstance(dout, (list, tuple)) else (dout,)
     index = np.concatenate(sources) if sources else np.zeros(0, np.intp)
-    weights = np.concatenate([np.broadcast_to(d, s.shape) if np.ndim(d) == 0
+    known = [d for d in douts if d is not None]
+    zero = np.zeros((), np.result_type(*known) if known else _zero_dtype(x))
+    weights = np.concatenate([np.broadcast_to(zero if d is None else d, s.shape)
+                              if d is None or np.ndim(d) == 0
                               else np.ravel(d) for d, s in zip(douts, sources)])
     dtype = np.result_type(weights.dtype, np.float16) if weights.dtype.kind != "c" else \
         weights.dtype

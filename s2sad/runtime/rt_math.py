@@ -177,19 +177,35 @@ def math_arg_indicator(index, x, axis, keep_dims):
 
 
 def math_dot(x, y):
-    """``np.dot`` where it is a matmul: ``x`` of any rank, ``y`` 1-D or 2-D.
-
-    Those are the cases whose gradient is a matmul's; a 0-D operand (NumPy
-    multiplies) and a ``y`` of 3 or more dimensions (NumPy contracts its
-    second-to-last axis) are refused, naming what computes them.
-    """
-    if np.ndim(x) == 0 or np.ndim(y) not in (1, 2):
-        raise ValueError("np.dot of shapes %s and %s: s2sad's Dot takes a first operand of "
-                         "1 or more dimensions and a 1-D or 2-D second one; for a 0-D operand "
-                         "write a * b, for a second operand of 3 or more dimensions "
-                         "np.tensordot(a, b, ((-1,), (-2,)))"
-                         % (list(np.shape(x)), list(np.shape(y))))
+    """``np.dot`` of operands of any rank (its ranks are read at run time)."""
     return np.dot(x, y)
+
+
+def math_dot_grad_a(d, x, y):
+    """The gradient of ``np.dot(x, y)`` with respect to ``x`` (``x`` may be a ``ShapeOf``).
+
+    ``np.dot`` multiplies when an operand is 0-D, contracts x's last axis with
+    a 1-D y, and with y's second-to-last axis otherwise."""
+    nx, ny = len(_shape(x)), np.ndim(y)
+    if nx == 0:
+        return np.sum(d * y)
+    if ny == 0:
+        return d * y
+    if ny == 1:
+        return np.multiply.outer(d, y)
+    free = list(range(ny - 2)) + [ny - 1]           # y's axes that d keeps
+    return np.tensordot(d, y, (list(range(nx - 1, np.ndim(d))), free))
+
+
+def math_dot_grad_b(d, x, y):
+    """The gradient of ``np.dot(x, y)`` with respect to ``y`` (``y`` may be a ``ShapeOf``)."""
+    nx, ny = np.ndim(x), len(_shape(y))
+    if nx == 0:
+        return d * x
+    if ny == 0:
+        return np.sum(d * x)
+    g = np.tensordot(x, d, (list(range(nx - 1)), list(range(nx - 1))))
+    return g if ny == 1 else np.moveaxis(g, 0, -2)
 
 
 def _norm_axes(axes, ndim, what):
@@ -455,6 +471,18 @@ class MatMulGradSum:
                 and d.ndim <= 2 and _rank(y) == 2:
             return self._keep(self.rows if d.ndim == 1 else self.blocks, x, d)
         self.acc += math_matmul_grad_b(d, x, y)
+
+    def add_dot_grad_a(self, d, x, y):
+        """``+= math_dot_grad_a(d, x, y)``: where ``np.dot`` is a matmul, as its gradient."""
+        if _rank(x) >= 1 and np.ndim(y) in (1, 2):
+            return self.add_grad_a(d, x, y)
+        self.acc += math_dot_grad_a(d, x, y)
+
+    def add_dot_grad_b(self, d, x, y):
+        """``+= math_dot_grad_b(d, x, y)``: where ``np.dot`` is a matmul, as its gradient."""
+        if np.ndim(x) >= 1 and _rank(y) in (1, 2):
+            return self.add_grad_b(d, x, y)
+        self.acc += math_dot_grad_b(d, x, y)
 
     def add_matmul(self, a, b, transpose_a, transpose_b):
         """``+= op(a) @ op(b)`` for 2-D operands: ``MatMul``'s product, transposed as flagged."""

@@ -26,6 +26,16 @@ def stats_check_real(x, what):
     return x
 
 
+def check_float_output(value):
+    """Raise unless ``value`` (an output no gradient flows into) is floating-point
+    or complex: its derivative is not a zero, it is undefined."""
+    kind = np.result_type(value).kind
+    if kind not in "fc":
+        raise TypeError("grad needs a floating-point output, but the function returned %s: "
+                        "a comparison, a boolean or an integer has no gradient"
+                        % np.result_type(value))
+
+
 def check_real_output(value):
     """``value`` itself, unless it is complex: ``grad`` of a function with complex
     inputs needs a real-valued output, or ``holomorphic=True``."""
@@ -95,8 +105,10 @@ def stats_shape(a, w, kind, axis, what):
     shape = np.shape(a)
     if kind == "vector":
         if len(shape) != 1:
-            raise ValueError("%s: a %d-d input needs axis= (s2sad differentiates "
-                             "one axis at a time)" % (what, len(shape)))
+            raise ValueError("%s: a %d-d input needs axis= (s2sad compiles for every "
+                             "rank at once, so the number of results cannot follow the "
+                             "input's rank): axis=%r gives one result per axis"
+                             % (what, len(shape), tuple(range(len(shape)))))
         return shape
     wshape = np.shape(w)
     if wshape == shape:

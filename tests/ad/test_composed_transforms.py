@@ -183,3 +183,30 @@ def test_gradient_of_a_list_argument_staged_inside_a_gradient():
     np.testing.assert_allclose(got[1], 2 * xs[0] ** 3)
     both = ops.GradOperation(get_all=True)(_list_outer)(xs)[0]
     np.testing.assert_allclose(both[0], got[0])
+
+
+U6 = np.arange(36.0).reshape(6, 6) / 7.0 - 2.0
+
+
+def diag_weighted(x):
+    return np.sum(np.diag(x, 1) * U6)
+
+
+def diag_gradient_sum(x):
+    """sum(2 * grad): the gradient of a linear function reads x for its shape only."""
+    return np.sum(s2sad.grad(diag_weighted)(x) * 2.0)
+
+
+def test_forward_over_reverse_of_a_linear_function_has_a_zero_tangent():
+    x = np.array([0.3, -1.0, 2.0, 0.7, 1.5])
+    value, tangent = s2sad.jvp(diag_gradient_sum, (x,), (np.ones(5),))
+    np.testing.assert_allclose(value, 2.0 * np.sum(np.diag(U6, 1)))
+    np.testing.assert_allclose(tangent, 0.0)
+
+
+@pytest.mark.parametrize("fn, x", [
+    (lambda x: np.diag(x, -1), np.array([0.3, -1.0, 2.0])),
+    (lambda x: np.einsum("abcd->bd", x), np.arange(36.0).reshape(3, 2, 3, 2) / 5.0),
+])
+def test_second_order_forward_over_reverse_through_shape_only_inputs(fn, x):
+    s2sad.check_grads(fn, (x,), order=2, modes=("fwd",))

@@ -118,3 +118,50 @@ def test_errors_of_the_users_computation_keep_generated_frames(monkeypatch):
         gf(np.ones((2, 3)), np.ones((2, 2)))
     names = [f.filename for f in traceback.extract_tb(info.value.__traceback__)]
     assert any(n.startswith("<s2sad ") for n in names), names
+
+
+def gradient_no_axis(x):
+    return np.gradient(x)
+
+
+def test_a_result_whose_count_follows_the_rank_is_refused_saying_to_name_the_axes():
+    # NumPy returns one array per axis; compiled code, made for every rank, one array
+    x = np.arange(12.0).reshape(3, 4) ** 2
+    _, vjp_fn = s2sad.vjp(gradient_no_axis, x)
+    with pytest.raises(ValueError, match=r"tuple of 2 items: .*np.gradient\(x, axis=\(0, 1\)\)"):
+        vjp_fn(tuple(np.ones((3, 4)) for _ in range(2)))
+    with pytest.raises(ValueError, match=r"axis=\(0, 1\) gives one result per axis"):
+        s2sad.grad(lambda x: np.sum(gradient_no_axis(x)))(x)
+
+
+def all_close(x):
+    return np.allclose(x, (x * 3.0) / 3.0)
+
+
+def positive(x):
+    return x > 1.0
+
+
+def counted(x):
+    return np.sum(x).astype(np.int64)
+
+
+@pytest.mark.parametrize("fn", [all_close, positive, counted])
+def test_grad_of_a_boolean_or_integer_output_is_a_type_error(fn):
+    # as JAX and autograd: such an output has no derivative (not a zero one)
+    with pytest.raises(TypeError, match="grad needs a floating-point output"):
+        s2sad.grad(fn)(np.array([1.0, 2.0, 3.0]))
+    with pytest.raises(TypeError, match="grad needs a floating-point output"):
+        s2sad.value_and_grad(fn)(np.array([1.0, 2.0, 3.0]))
+
+
+def test_grad_of_a_float_output_no_gradient_reaches_is_zero():
+    def constant_sign(x):
+        return np.sign(x) * 2.0
+    np.testing.assert_array_equal(s2sad.grad(lambda x: np.sum(constant_sign(x)))(
+        np.array([1.0, -2.0])), np.zeros(2))
+
+
+def test_jvp_says_which_tangent_does_not_fit_its_input():
+    with pytest.raises(ValueError, match="input 0 is a float and its tangent a float64"):
+        s2sad.jvp(lambda x, y: x * y, (2.0, np.float64(1.0)), (np.float64(1.0), np.float64(1.0)))

@@ -72,3 +72,45 @@ def test_grad_of_grad_takes_keywords():
     assert np.allclose(got, -2.0 * np.sin(X))
     chained = s2sad.grad(s2sad.grad(lambda x, y=1.0: np.sum(np.sin(x)) * y))
     assert np.isclose(chained(np.float64(0.3), y=2.0), -2.0 * np.sin(0.3))
+
+
+SCALED_GRAD = s2sad.grad(scaled)
+
+
+def grad_called_with_a_keyword_inside(x):
+    return np.sum(SCALED_GRAD(x, z=2.0) * x)
+
+
+def forwarding(fn):
+    """autograd-style wrapper: keywords passed on through ``**kwargs``."""
+    g = s2sad.grad(fn)
+
+    def gradfun(*args, **kwargs):
+        return g(*args, **kwargs)
+    return gradfun
+
+
+FORWARDED = forwarding(scaled)
+
+
+def forwarded_with_a_keyword_inside(x):
+    return np.sum(FORWARDED(x, y=0.5) * x)
+
+
+@pytest.mark.parametrize("fn, scale", [(grad_called_with_a_keyword_inside, 2.0),
+                                       (forwarded_with_a_keyword_inside, 1.5)])
+def test_a_gradient_function_called_with_keywords_inside_differentiated_code(fn, scale):
+    # d/dx sum(scale * cos(x) * x) = scale * (cos(x) - x sin(x))
+    want = scale * (np.cos(X) - X * np.sin(X))
+    np.testing.assert_allclose(s2sad.grad(fn)(X), want, rtol=1e-12)
+    np.testing.assert_allclose(s2sad.grad(fn)(X), numeric_grad(fn, (X,), 0), rtol=1e-6)
+
+
+def nested_kwargs_parameter(x):
+    def inner(a, **options):
+        return scaled(a, **options) + options["z"]
+    return inner(x, z=4.0)
+
+
+def test_a_nested_function_with_a_kwargs_parameter():
+    np.testing.assert_allclose(s2sad.grad(nested_kwargs_parameter)(X), 4.0 * np.cos(X))

@@ -153,3 +153,31 @@ def test_matmul_grad_sum_of_strided_and_mixed_rows(monkeypatch):
         want += rt.math_matmul_grad_a(d, np.zeros((3, 4)), h)
     # float64 sums in another order, and float32 products for every fifth term
     np.testing.assert_allclose(s.total(), want, rtol=0, atol=1e-6 * np.abs(want).max())
+
+
+# ------------------------------------------------------------ np.dot in a loop
+def dot_rnn(W, xs, h):
+    for t in range(xs.shape[0]):
+        h = np.tanh(np.dot(W, h) + xs[t])
+    return np.sum(h)
+
+
+def dot_stacked_loop(s, xs, h):
+    # a 0-D and a 3-D np.dot: no matmul, their gradients are added at once
+    for t in range(xs.shape[0]):
+        h = np.tanh(np.dot(s, h) + np.sum(np.dot(h, xs[t]), axis=0))
+    return np.sum(h)
+
+
+@pytest.mark.parametrize("fn, shapes, batched", [
+    (dot_rnn, [(5, 5), (7, 5), (5,)], True),
+    (dot_stacked_loop, [(), (3, 2, 2, 2), (2,)], False),
+])
+def test_loop_dot_gradients_are_batched_where_dot_is_a_matmul(fn, shapes, batched):
+    args = _rnn_args(np.random.default_rng(13), *shapes)
+    make = lambda: ops.GradOperation(get_all=True)(fn)      # noqa: E731
+    got, src, want, src0 = both(make, args)
+    assert_same(got, want)
+    for i in range(len(args)):
+        np.testing.assert_allclose(got[i], numeric_grad(fn, args, i), rtol=1e-6, atol=1e-8)
+    assert ("add_dot_grad_a" in src) == batched

@@ -148,6 +148,23 @@ def grad_b_with(y_shape_source):
     return f_grad_b
 
 
+# DotGradA/B, as MatMulGradA/B, with np.dot's contractions: a 0-D x, a 3-D y
+_DA_X, _DA_X0 = np.zeros((2, 3)), np.zeros(())
+_DB_Y, _DB_YV = np.zeros((2, 3, 4)), np.zeros(3)
+
+
+def dot_grad_a_with(x_shape_source):
+    def f_dot_grad_a(d, y):
+        return wiggle(P.DotGradA()(d, x_shape_source, y))
+    return f_dot_grad_a
+
+
+def dot_grad_b_with(y_shape_source):
+    def f_dot_grad_b(d, x):
+        return wiggle(P.DotGradB()(d, x, y_shape_source))
+    return f_dot_grad_b
+
+
 UNARY = [
     ("Neg", normal), ("Sin", normal), ("Cos", normal), ("Tan", unit), ("Exp", normal),
     ("Expm1", normal), ("Log", positive), ("Log1p", positive), ("Tanh", normal),
@@ -199,6 +216,13 @@ MATH += [
          [normal((2, 3, 2), 64), normal((1, 2, 3), 65)], "ta-tb-broadcast"),
     Case("Dot", bilinear(P.Dot()), [normal((3,), 66), normal((3,), 67)], "vectors"),
     Case("Dot", bilinear(P.Dot()), [normal((2, 3), 66), normal((3,), 67)], "matrix-vector"),
+    Case("Dot", bilinear(P.Dot()), [np.array(0.7), normal((2, 3), 67)], "0-d"),
+    Case("Dot", bilinear(P.Dot()), [normal((2, 3), 66), normal((2, 3, 4), 67)], "3-d"),
+    Case("DotGradA", dot_grad_a_with(_DA_X), [normal((2, 2, 4), 95), normal((2, 3, 4), 96)]),
+    Case("DotGradA", dot_grad_a_with(_DA_X0), [normal((3,), 95), normal((3,), 96)], "0-d"),
+    Case("DotGradB", dot_grad_b_with(_DB_Y), [normal((2, 2, 4), 97), normal((2, 3), 98)]),
+    Case("DotGradB", dot_grad_b_with(_DB_YV), [normal((2,), 97), normal((2, 3), 98)],
+         "vector"),
     Case("Outer", bilinear(P.Outer()), [normal((3,), 68), normal((2, 2), 69)]),
     Case("Tensordot", bilinear(P.Tensordot(1)), [normal((2, 3), 70), normal((3, 4), 71)]),
     Case("Tensordot", bilinear(P.Tensordot(((0, 2), (1, 0)))),

@@ -268,15 +268,3 @@ def test_products_with_a_python_number(fn):
     (g,) = check_vjp(f, (x,))
     np.testing.assert_allclose(f(x), fn(x, 2.5), rtol=1e-14)
     check_jvp(f, (x,))
-
-
-def test_dot_refuses_what_is_no_matmul_naming_the_alternatives():
-    def f(a, b):
-        return np.sum(np.dot(a, b))
-    with pytest.raises(ValueError, match="tensordot"):
-        GradOperation()(f)(normal((2, 3), 1), normal((2, 3, 4), 2))
-
-    def g(a, b):
-        return np.sum(np.dot(np.sum(a), b))
-    with pytest.raises(ValueError, match="a \\* b"):
-        GradOperation()(g)(normal((2, 3), 1), normal((2, 3), 2))

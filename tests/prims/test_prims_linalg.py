@@ -127,15 +127,12 @@ def test_dot(shapes):
     np.testing.assert_allclose(f_dot(x, y), np.dot(x, y), rtol=1e-14)
 
 
-def test_dot_rejects_what_is_no_matmul():
-    # a first operand of any rank times a 1-D or 2-D one is a matmul; a 0-D
-    # operand or a 3-D second one is not
-    np.testing.assert_array_equal(P.Dot()(np.ones((2, 2, 2)), np.ones((2, 3))),
-                                  np.full((2, 2, 3), 2.0))
-    with pytest.raises(ValueError, match="1-D or 2-D second one"):
-        P.Dot()(np.ones((2, 2)), np.ones((2, 2, 2)))
-    with pytest.raises(ValueError, match="0-D operand"):
-        P.Dot()(np.ones(()), np.ones((2, 2)))
+def test_dot_takes_every_rank_as_numpy():
+    # a 0-D operand multiplies; a 3-D second operand is contracted on its
+    # second-to-last axis (the gradients: tests/prims/test_prims_dot_ranks.py)
+    a, b = normal((2, 3), 1), normal((2, 3, 4), 2)
+    np.testing.assert_allclose(P.Dot()(a, b), np.dot(a, b), rtol=1e-14)
+    np.testing.assert_allclose(P.Dot()(np.float64(2.0), b), 2.0 * b, rtol=1e-14)
 
 
 @pytest.mark.parametrize("shapes", [((3,), (4,)), ((2, 2), (3,))], ids=str)

@@ -482,7 +482,8 @@ OWNED = ["Add", "Sub", "Mul", "RealDiv", "Pow", "FloorDiv", "Mod", "Atan2", "Max
          "Minimum", "LogAddExp", "LogAddExp2", "Neg", "Sin", "Cos", "Tan", "Exp", "Expm1", "Log", "Log1p", "Tanh",
          "Sinh", "Cosh", "Asin", "Acos", "Atan", "Asinh", "Acosh", "Atanh", "Sqrt", "Rsqrt",
          "Reciprocal", "Square", "Abs", "Erf", "Erfc", "Floor", "Ceil", "Round", "MatMul",
-         "MatMulExt", "MatMulGradA", "MatMulGradB", "BatchMatMul", "Dot", "Outer", "Tensordot", "TensordotGradA",
+         "MatMulExt", "MatMulGradA", "MatMulGradB", "BatchMatMul", "Dot", "DotGradA", "DotGradB",
+         "Outer", "Tensordot", "TensordotGradA",
          "TensordotGradB", "MatrixInverse", "MatrixDeterminant", "ReduceSum", "ReduceMean",
          "ReduceMax", "ReduceMin", "ReduceProd", "SumSquares", "CumSum", "LogSumExp", "ArgMaxWithValue",
          "ArgMinWithValue"]

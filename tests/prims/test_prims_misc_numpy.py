@@ -202,3 +202,18 @@ def pair_of_shapes(xs):
 def test_check_grads_takes_lists_of_arrays_of_different_shapes():
     s2sad.check_grads(pair_of_shapes, ([V, M],), order=1)
     s2sad.check_grads(lambda a, b: [a * 2.0, b ** 2], (V, M), order=2)
+
+
+def append_to_a_list(a0, a1, a2, b):
+    return np.append([a0, a1, a2 * a0], b) ** 2
+
+
+def append_nested_lists(a, b, c, d):
+    return np.sin(np.append([[a, b], [c, d]], [[a * d, 2.0]], axis=0))
+
+
+@pytest.mark.parametrize("fn", [append_to_a_list, append_nested_lists])
+def test_append_to_a_list_of_differentiated_numbers(fn):
+    args = tuple(np.float64(v) for v in (0.7, -1.3, 2.1, 0.4))
+    np.testing.assert_allclose(s2sad.jit(fn)(*args), fn(*args), rtol=1e-14)
+    s2sad.check_grads(fn, args, order=2)

@@ -39,7 +39,8 @@ _HOLOMORPHIC = (M.Add, M.TensorAdd, M.Sub, M.Mul, M.Div, M.RealDiv, M.Neg, M.Exp
                 M.ReduceProd, S.Sqrtm, S.SolveSylvester,
                 # bilinear, with plain (unconjugated) transposes in their adjoints
                 M.MatMulGradA, M.MatMulGradB, M.Tensordot, M.TensordotGradA,
-                M.TensordotGradB, C.Kron, C.KronGradA, C.KronGradB)
+                M.TensordotGradB, C.Kron, C.KronGradA, C.KronGradB,
+                M.DotGradA, M.DotGradB)
 _STRUCTURAL = (A.Reshape, A.Transpose, A.TransposeT, A.ExpandDims, A.Squeeze, A.Flatten,
                A.SwapAxes, A.MoveAxis, A.ReverseV2, A.BroadcastTo, A.GetItem, A.Slice,
                A.StridedSlice, A.Concat, A.Stack, A.Unstack, A.Split, A.Select, A.Identity,

@@ -796,7 +796,6 @@ matmul_grad_b = M.MatMulGradB()
 
 
 @bprop_getters.register(M.MatMulExt)
-@bprop_getters.register(M.Dot)
 def get_bprop_matmul_ext(self):
     def bprop(x, y, out, dout):
         return matmul_grad_a(dout, x, y), matmul_grad_b(dout, x, y)
@@ -811,6 +810,7 @@ def get_bprop_matmul_grad_a(self):
 
 
 @jvp_getters.register(M.MatMulGradA)
+@jvp_getters.register(M.DotGradA)
 def get_jvp_matmul_grad_a(self):
     def jvp(d, x, y, out, td, tx, ty):
         return tangent_sum(None if td is None else self(td, x, y),
@@ -826,11 +826,39 @@ def get_bprop_matmul_grad_b(self):
 
 
 @jvp_getters.register(M.MatMulGradB)
+@jvp_getters.register(M.DotGradB)
 def get_jvp_matmul_grad_b(self):
     def jvp(d, x, y, out, td, tx, ty):
         return tangent_sum(None if td is None else self(td, x, y),
                            None if tx is None else self(d, tx, y), out)
     return jvp
+
+
+dot = M.Dot()
+dot_grad_a = M.DotGradA()
+dot_grad_b = M.DotGradB()
+
+
+# Dot and its two gradients: the matmul set's rules, with np.dot's contraction
+@bprop_getters.register(M.Dot)
+def get_bprop_dot(self):
+    def bprop(x, y, out, dout):
+        return dot_grad_a(dout, x, y), dot_grad_b(dout, x, y)
+    return bprop
+
+
+@bprop_getters.register(M.DotGradA)
+def get_bprop_dot_grad_a(self):
+    def bprop(d, x, y, out, dout):
+        return dot(dout, y), zeros_like(x), dot_grad_b(d, dout, y)
+    return bprop
+
+
+@bprop_getters.register(M.DotGradB)
+def get_bprop_dot_grad_b(self):
+    def bprop(d, x, y, out, dout):
+        return dot(x, dout), dot_grad_a(d, x, dout), zeros_like(y)
+    return bprop
 
 
 @jvp_getters.register(M.MatMul)

@@ -131,7 +131,8 @@ def _num_pieces(indices_or_sections):
 
 def _np_array_split(ary, indices_or_sections, axis=0):
     n = _num_pieces(indices_or_sections)
-    return R.Rearrange("array_split", n, indices_or_sections=indices_or_sections, axis=axis)(ary)
+    out = R.Rearrange("array_split", n, indices_or_sections=indices_or_sections, axis=axis)(ary)
+    return (out,) if n == 1 else out   # NumPy's list of one piece stays a sequence
 
 
 def _np_vsplit(ary, indices_or_sections):
@@ -140,7 +141,8 @@ def _np_vsplit(ary, indices_or_sections):
 
 def _np_hsplit(ary, indices_or_sections):
     n = _num_pieces(indices_or_sections)
-    return R.Rearrange("hsplit", n, indices_or_sections=indices_or_sections)(ary)
+    out = R.Rearrange("hsplit", n, indices_or_sections=indices_or_sections)(ary)
+    return (out,) if n == 1 else out
 
 
 def _np_dsplit(ary, indices_or_sections):

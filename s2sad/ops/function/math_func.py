@@ -356,7 +356,8 @@ def bmm(input_x, mat2):
 
 
 def dot(input, other):
-    """``np.dot``: a product with a Python number, else a matmul (``other`` 1-D or 2-D)."""
+    """``np.dot``: a product with a Python number, else ``Dot`` (any ranks, read at
+    run time)."""
     if _is_number(input) or _is_number(other):
         return input * other
     return _dot(input, other)
@@ -377,7 +378,22 @@ def inner(a, b):
 
 
 def tensordot(x1, x2, axes):
-    return M.Tensordot(axes)(x1, x2)
+    if _is_number(axes) or isinstance(axes, (tuple, list)):
+        return M.Tensordot(axes)(x1, x2)
+    return _tensordot_counted(x1, x2, axes)
+
+
+def _tensordot_counted(a, b, n):
+    """``tensordot(a, b, n)`` for a count ``n`` known only at run time (``np.ndim(v)``).
+
+    ``Tensordot`` needs its axes while compiling; here a's last n axes are
+    flattened into one of size K, b reshaped to (K, -1), and one matmul
+    contracts them: ops with rules of their own, so every order differentiates.
+    """
+    lead = A.Shape()(a)[:A.Rank()(a) - n]
+    a_k = _reshape(a, lead + (-1,))
+    b_k = _reshape(b, (A.Shape()(a_k)[-1], -1))
+    return _reshape(_matmul_ext(a_k, b_k), lead + A.Shape()(b)[n:])
 
 
 def inverse(input):
@@ -643,7 +659,7 @@ def _np_outer(a, b, out=None):
 
 
 def _np_tensordot(a, b, axes=2):
-    return M.Tensordot(axes)(a, b)
+    return tensordot(a, b, axes)
 
 
 def _np_linalg_norm(x, ord=None, axis=None, keepdims=False):

@@ -33,7 +33,9 @@ _BOOL = np.bool_
 
 
 def _np_append(arr, values, axis=None):
-    """``np.append``: both raveled and joined, or joined along ``axis``."""
+    """``np.append``: both raveled and joined, or joined along ``axis``; a list
+    (of arrays and numbers, nested) is the array NumPy makes of it."""
+    arr = _np_asarray(arr)
     values = _np_asarray(values)
     if axis is None:
         return A.Concat(0)((_reshape(arr, (-1,)), _reshape(values, (-1,))))

@@ -274,12 +274,38 @@ class BatchMatMul(Primitive):
 
 
 class Dot(Primitive):
-    """``np.dot`` where it is a matmul: a first operand of any rank, a 1-D or 2-D second one."""
+    """``np.dot`` of operands of any rank: a product when one is 0-D, else a
+    contraction of x's last axis with y's (second-to-last when y is 2-D or more)."""
     linearity = "bilinear"
-    formula = "as MatMulExt: dx = dout @ y^T, dy = x^T @ dout (1-D operands promoted)"
+    formula = "dx = DotGradA(dout, x, y), dy = DotGradB(dout, x, y)"
 
     def emit(self, x, y):
         return "rt.math_dot(%s, %s)" % (x, y)
+
+
+class DotGradA(Primitive):
+    """The gradient of ``np.dot(x, y)`` w.r.t. ``x``: inputs ``(dout, x, y)``, only
+    ``x``'s shape read.  With ``DotGradB`` and ``Dot`` a set whose rules use only
+    each other; the ranks decide the contraction at run time."""
+    taylor = "nested"   # a gradient program's op, not classified for Taylor mode
+    output_shape_of = 1
+    formula = "d_dout = Dot(ddx, y), dy = DotGradB(dout, ddx, y)"
+    shape_only_inputs = (1,)
+
+    def emit(self, dout, x, y):
+        return "rt.math_dot_grad_a(%s, %s, %s)" % (dout, x, y)
+
+
+class DotGradB(Primitive):
+    """The gradient of ``np.dot(x, y)`` w.r.t. ``y``: inputs ``(dout, x, y)``, only
+    ``y``'s shape read."""
+    taylor = "nested"   # as DotGradA
+    output_shape_of = 2
+    formula = "d_dout = Dot(x, ddy), dx = DotGradA(dout, x, ddy)"
+    shape_only_inputs = (2,)
+
+    def emit(self, dout, x, y):
+        return "rt.math_dot_grad_b(%s, %s, %s)" % (dout, x, y)
 
 
 class Outer(Primitive):

@@ -106,6 +106,19 @@ class RuntimeAssert(Primitive):
         return "rt.check_assert(%s, %s)" % (test, message)
 
 
+class CheckFloatOutput(Primitive):
+    """The differentiated output, when no gradient flows into it, checked on every
+    run to be floating-point (or complex): ``grad`` of a comparison or of an
+    integer raises, as in JAX and autograd, instead of returning zeros."""
+    stateful = True
+    differentiable = False
+    num_outputs = 0
+    formula = _NO_GRAD
+
+    def emit(self, out):
+        return "rt.check_float_output(%s)" % out
+
+
 class WriteParameter(Primitive):
     """``self.param = value`` (or ``ops.assign``) in compiled code, on every run:
     ``rt.assign_parameter(param, value)``.
