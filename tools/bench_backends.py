@@ -12,7 +12,12 @@ is timed; GPU work is synchronised before each clock read.  The ratios are
 reported, never asserted (timings are not tests).
 
     python tools/bench_backends.py [--sizes small,large] [--repeat N] [--dtype float32|float64]
-                                   [--gpu-only] [--json out.json]
+                                   [--gpu-only] [--cells] [--json out.json]
+
+``--cells`` also times one ``TrainOneStepCell`` step (Momentum) of the same MLP
+as an ``nn.Cell`` under each data setting (NumPy; ``array_library="torch"``;
+``device_target="GPU"``) against PyTorch's own step on the same weights (the
+first step's losses must agree).
 """
 import argparse
 import json
@@ -182,6 +187,91 @@ def report(size_name, medians):
                 print("| %s | %s | %.3f | %.2f |" % (lib, name, t * 1e3, mine / t))
 
 
+def cell_steps(size, dtype=np.float32):
+    """{name: (one training step, the first step's loss)} of an MLP Cell trained with
+    ``TrainOneStepCell`` and Momentum: s2sad on NumPy, on PyTorch's CPU, on the
+    GPU (``device_target="GPU"``), and PyTorch's own step on the same weights."""
+    from s2sad import Tensor, context, nn
+    n, d, hidden, k = size
+    rng = np.random.default_rng(0)
+    x_np = rng.normal(size=(n, d)).astype(dtype)
+    y_np = rng.integers(0, k, size=n).astype(np.int32)
+    settings = [("numpy", dict(device_target="CPU", array_library="numpy"))]
+    try:
+        import torch
+    except ImportError:
+        torch = None
+    if torch is not None:
+        settings.append(("torch-cpu", dict(device_target="CPU", array_library="torch")))
+        if torch.cuda.is_available():
+            settings.append(("torch-cuda", dict(device_target="GPU")))
+    out, weights = {}, None
+    for name, setting in settings:
+        context.set_context(**setting)
+        s2sad.set_seed(0)
+        net = nn.SequentialCell([nn.Dense(d, hidden), nn.Tanh(), nn.Dense(hidden, k)])
+        loss = nn.WithLossCell(net, nn.SoftmaxCrossEntropyWithLogits(sparse=True,
+                                                                     reduction="mean"))
+        step = nn.TrainOneStepCell(loss, nn.Momentum(net.trainable_params(), 0.01, 0.9))
+        x, y = Tensor(x_np), Tensor(y_np)
+        weights = weights or [np.array(p.asnumpy(), copy=True) for p in net.trainable_params()]
+        first = float(step(x, y))
+        sync = torch.cuda.synchronize if name == "torch-cuda" else None
+        out[(name, "s2sad TrainOneStepCell")] = (lambda step=step, x=x, y=y: step(x, y),
+                                                 first, sync)
+    context.set_context(device_target="CPU", array_library="numpy")
+    if torch is not None:
+        for device in ("cpu", "cuda") if torch.cuda.is_available() else ("cpu",):
+            out[("torch-" + device, "torch step")] = _torch_step(torch, device, weights, x_np,
+                                                                 y_np, hidden, k)
+    return out
+
+
+def _torch_step(torch, device, weights, x_np, y_np, hidden, k):
+    model = torch.nn.Sequential(torch.nn.Linear(x_np.shape[1], hidden), torch.nn.Tanh(),
+                                torch.nn.Linear(hidden, k)).to(device)
+    with torch.no_grad():
+        for p, w in zip(model.parameters(), weights):   # MindSpore's Dense is [out, in] too
+            p.copy_(torch.from_numpy(w))
+    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    x, y = torch.from_numpy(x_np).to(device), torch.from_numpy(y_np).long().to(device)
+    lossf = torch.nn.CrossEntropyLoss()
+
+    def step():
+        opt.zero_grad()
+        loss = lossf(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss
+    first = float(step().detach())
+    return step, first, torch.cuda.synchronize if device == "cuda" else None
+
+
+def run_cells(size_name, repeat):
+    found = cell_steps(SIZES[size_name])
+    firsts = {k: v[1] for k, v in found.items()}
+    ref = firsts[("numpy", "s2sad TrainOneStepCell")]
+    for key, first in firsts.items():
+        if not np.isclose(first, ref, rtol=1e-3):
+            sys.exit("WRONG first loss from %s %s: %r, NumPy's %r" % (key + (first, ref)))
+    times = {k: [] for k in found}
+    for _ in range(repeat):
+        for key, (fn, _, sync) in found.items():
+            t = time.perf_counter()
+            fn()
+            if sync is not None:
+                sync()
+            times[key].append(time.perf_counter() - t)
+    medians = {k: statistics.median(v) for k, v in times.items()}
+    print("\n### training step, %s %s\n" % (size_name, SIZES[size_name]))
+    print("| library | contender | median ms | s2sad / this |")
+    print("|---|---|---|---|")
+    for (lib, name), t in sorted(medians.items()):
+        mine = medians.get((lib, "s2sad TrainOneStepCell"), float("nan"))
+        print("| %s | %s | %.3f | %.2f |" % (lib, name, t * 1e3, mine / t))
+    return medians
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="small")
@@ -189,6 +279,8 @@ def main():
     parser.add_argument("--dtype", default="float32", choices=("float32", "float64"))
     parser.add_argument("--gpu-only", action="store_true",
                         help="time the GPU libraries only (NumPy still gives the reference)")
+    parser.add_argument("--cells", action="store_true",
+                        help="also time a TrainOneStepCell step of an MLP Cell on each setting")
     parser.add_argument("--json")
     opts = parser.parse_args()
     dtype = np.dtype(opts.dtype).type
@@ -197,6 +289,9 @@ def main():
         medians = run(size_name, dtype, opts.repeat, opts.gpu_only)
         report(size_name, medians)
         results[size_name] = {"%s/%s" % k: v for k, v in medians.items()}
+        if opts.cells:
+            cells = run_cells(size_name, opts.repeat)
+            results[size_name + "-cells"] = {"%s/%s" % k: v for k, v in cells.items()}
     if opts.json:
         with open(opts.json, "w") as f:
             json.dump(results, f, indent=1)
