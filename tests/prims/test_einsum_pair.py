@@ -97,3 +97,13 @@ def test_einsum_convolution_gradient_matches_finite_differences():
     check_vjp(conv, (x, w))
     src = s2sad.get_source(GradOperation(get_all=True)(conv), x, w)
     assert "xp.einsum" not in src and src.count("rt.einsum_pair(") == 3
+
+
+@pytest.mark.parametrize("subscripts,sa,sb", [PAIRS[i] for i in (1, 5, 6, 16)],
+                         ids=[PAIRS[i][0] for i in (1, 5, 6, 16)])
+def test_einsum_pair_second_order(subscripts, sa, sb):
+    def f(a, b):
+        q = np.einsum(subscripts, a, b)
+        return q * np.sin(q)
+    args = (_operand(sa, np.float64, 8), _operand(sb, np.float64, 9))
+    s2sad.check_grads(f, args, order=2, modes=("rev", "fwd"))
