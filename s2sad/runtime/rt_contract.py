@@ -1,4 +1,9 @@
-"""Runtime helpers of the contraction family: einsum adjoints and diagonals.
+"""Runtime helpers of the contraction family: two-operand einsums, einsum adjoints, diagonals.
+
+``einsum_pair`` evaluates ``np.einsum`` of two operands as one matrix
+product (BLAS) by a plan made once per subscripts and shapes: NumPy's own
+einsum loops over the product of all index sizes without BLAS unless asked to
+``optimize``, and then plans its path again on every call.
 
 ``einsum_expand`` is the adjoint of an einsum's reduction of one operand;
 ``diagonal_grad`` and ``diag_grad`` are the adjoints of ``np.diagonal`` and
@@ -6,11 +11,14 @@
 (``np.einsum('ii->i', out)`` and ``np.diagonal`` of a writeable array give
 one), so no index arithmetic is repeated here.
 """
+from functools import lru_cache
+from math import prod
+
 import numpy as np
 
 from .rt_math import _shape as shape_of
 
-__all__ = ["einsum_expand", "diagonal_grad", "diag_grad", "kron_grad_a", "kron_grad_b"]
+__all__ = ["einsum_pair", "einsum_expand", "diagonal_grad", "diag_grad", "kron_grad_a", "kron_grad_b"]
 
 
 def _letters(term):
@@ -38,6 +46,102 @@ def _target_sizes(target, shape):
     sizes = dict(zip(head, shape[:len(head)]))
     sizes.update(zip(tail, shape[len(shape) - len(tail):]))
     return sizes, tuple(shape[len(head):len(head) + n_ell])
+
+
+class _Side:
+    """How one operand becomes a stack of matrices ``(batch, free, contracted)``.
+
+    ``summed``: the axes only this operand has and the output lacks (summed
+    first); ``perm``: a transpose (None when the axes already lie in one of
+    the two orders below); ``shape``: the reshape; ``swap``: the reshape gives
+    ``(batch, contracted, free)``, whose last two axes are swapped as a view.
+    """
+
+    __slots__ = ("summed", "perm", "shape", "swap")
+
+    def __init__(self, term, sizes, batch, free, contracted, out_letters):
+        self.summed = tuple(i for i, c in enumerate(term) if c not in out_letters
+                            and c not in contracted)
+        term = "".join(c for i, c in enumerate(term) if i not in self.summed)
+        nb = prod(sizes[c] for c in batch)
+        nf, nk = prod(sizes[c] for c in free), prod(sizes[c] for c in contracted)
+        lead = (nb,) if batch else ()
+        self.swap = term == batch + contracted + free
+        self.perm = None if self.swap or term == batch + free + contracted else tuple(
+            term.index(c) for c in batch + free + contracted)
+        self.shape = lead + ((nk, nf) if self.swap else (nf, nk))
+
+    def copies(self):
+        return self.perm is not None
+
+    def matrix(self, x):
+        if self.summed:
+            x = np.add.reduce(x, axis=self.summed)
+        if self.perm is not None:
+            x = x.transpose(self.perm)
+        x = x.reshape(self.shape)
+        return x.swapaxes(-1, -2) if self.swap else x
+
+
+def _sides(ta, tb, out, sizes, contracted):
+    """The two operands' plans for one order of the contracted indices, and their copies."""
+    batch = "".join(c for c in out if c in ta and c in tb)
+    fa = "".join(c for c in ta if c in out and c not in tb)
+    fb = "".join(c for c in tb if c in out and c not in ta)
+    sa = _Side(ta, sizes, batch, fa, contracted, out)
+    sb = _Side(tb, sizes, batch, fb, contracted, out)
+    return (sa, sb, batch, fa, fb), sa.copies() + sb.copies()
+
+
+@lru_cache(maxsize=512)
+def _pair_plan(subscripts, shape_a, shape_b):
+    """(side of a, side of b, swapped, result shape, output transpose), or None.
+
+    None where the matrix product does not apply as is: an ellipsis, an index
+    an operand repeats (a diagonal), an index whose sizes differ (a size-1
+    broadcast), or subscripts NumPy refuses (it says why): those go to NumPy's
+    einsum.  ``swapped``: ``b``'s matrix is the left factor of the product.
+    """
+    inputs, _, out = subscripts.partition("->")
+    ta, _, tb = inputs.partition(",")
+    if ("." in subscripts or "->" not in subscripts or len(set(ta)) != len(ta) or len(set(tb)) != len(tb)
+            or len(ta) != len(shape_a) or len(tb) != len(shape_b)
+            or len(set(out)) != len(out) or not set(out) <= set(ta + tb)):
+        return None
+    sizes = dict(zip(ta, shape_a))
+    for c, n in zip(tb, shape_b):
+        if sizes.setdefault(c, n) != n:
+            return None
+    orders = ("".join(c for c in ta if c in tb and c not in out),
+              "".join(c for c in tb if c in ta and c not in out))
+    (sa, sb, batch, fa, fb), _ = min((_sides(ta, tb, out, sizes, k) for k in orders),
+                                     key=lambda plan: plan[1])
+    swapped = out == batch + fb + fa     # the product the other way round is in order
+    got = batch + (fb + fa if swapped else fa + fb)
+    perm = None if got == out else tuple(got.index(c) for c in out)
+    return sa, sb, swapped, tuple(sizes[c] for c in got), perm
+
+
+def einsum_pair(subscripts, a, b):
+    """``np.einsum(subscripts, a, b)`` (explicit subscripts) as a matrix product.
+
+    Float arrays only; anything the plan does not cover goes to NumPy's
+    einsum.  A 0-d result is a NumPy scalar, as NumPy's einsum gives.
+    """
+    if (type(a) is not np.ndarray or type(b) is not np.ndarray
+            or a.dtype.kind not in "fc" or b.dtype.kind not in "fc"):
+        return np.einsum(subscripts, a, b)
+    plan = _pair_plan(subscripts, a.shape, b.shape)
+    if plan is None:
+        return np.einsum(subscripts, a, b)
+    side_a, side_b, swapped, shape, perm = plan
+    ma, mb = side_a.matrix(a), side_b.matrix(b)
+    if swapped:
+        ma, mb = mb, ma
+    out = np.matmul(ma, mb.swapaxes(-1, -2)).reshape(shape)
+    if perm is not None:
+        out = out.transpose(perm)
+    return out if out.ndim else out[()]
 
 
 def einsum_expand(g, like, source, target):

@@ -323,6 +323,8 @@ def runtime_for(xp, library):
     for name in dir(cls):
         if not name.startswith("_"):
             setattr(rt, name, getattr(helpers, name))
+    if hasattr(xp, "einsum"):       # NumPy's helper plans a BLAS product; others have their own
+        rt.einsum_pair = xp.einsum
     rt.ShapeOf = ShapeOf
     rt.shape_of = shape_of
     rt.constexpr = constexpr

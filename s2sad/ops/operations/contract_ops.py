@@ -101,6 +101,10 @@ class Einsum(Primitive):
 
     def emit(self, *operands):
         args = ", ".join((_quote(self.subscripts),) + operands)
+        if len(operands) == 2:
+            # one matrix product whatever ``optimize`` says: NumPy's einsum
+            # uses no BLAS unless optimizing, and then re-plans on each call
+            return "rt.einsum_pair(%s)" % args
         if self.optimize is False:
             return "xp.einsum(%s)" % args
         return "xp.einsum(%s, optimize=%r)" % (args, self.optimize)
