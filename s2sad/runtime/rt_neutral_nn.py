@@ -66,7 +66,6 @@ class NNHelpers:
             return (xp.exp(logp) - onehot) / n
         return -xp.sum(logp * onehot) / n
 
-
     # ------------------------------------------------------ normalisation
     def nn_layer_norm(self, x, gamma, beta, begin_norm_axis, epsilon):
         """(y, mean, variance) normalising over axes ``begin_norm_axis..``, stats kept as dims."""
@@ -171,39 +170,39 @@ class TorchNNHelpers(TorchConvHelpers):
     def nn_max_pool(self, x, kernel, strides, pad_mode, pad):
         """Max over each kernel window; MindSpore's padding is -inf, so it never wins."""
         from torch.nn import functional
-        xp_, _ = _pool_input(x, kernel, strides, pad_mode, pad, _lowest(x))
-        return functional.max_pool2d(xp_, tuple(kernel), tuple(strides))
+        padded, _ = _pool_input(x, kernel, strides, pad_mode, pad, _lowest(x))
+        return functional.max_pool2d(padded, tuple(kernel), tuple(strides))
 
     def nn_max_pool_grad(self, x, out, dout, kernel, strides, pad_mode, pad):
         """Each window's ``dout`` added at its maximum (the first one on ties, as NumPy's)."""
         import torch
-        xp_, pads = _pool_input(x, kernel, strides, pad_mode, pad, _lowest(x))
-        _, idx = torch.nn.functional.max_pool2d_with_indices(xp_, tuple(kernel), tuple(strides))
+        padded, pads = _pool_input(x, kernel, strides, pad_mode, pad, _lowest(x))
+        _, idx = torch.nn.functional.max_pool2d_with_indices(padded, tuple(kernel), tuple(strides))
         dxp = torch.ops.aten.max_pool2d_with_indices_backward(
-            dout, xp_, list(kernel), list(strides), [0, 0], [1, 1], False, idx)
+            dout, padded, list(kernel), list(strides), [0, 0], [1, 1], False, idx)
         return _crop(dxp, pads, tuple(x.shape[2:]))
 
     def nn_max_pool_grad_grad(self, x, out, grad, kernel, strides, pad_mode, pad):
         """``grad`` (shaped like x) read at each window's maximum: MaxPool's tangent map."""
         import torch
-        xp_, pads = _pool_input(x, kernel, strides, pad_mode, pad, _lowest(x))
-        _, idx = torch.nn.functional.max_pool2d_with_indices(xp_, tuple(kernel), tuple(strides))
+        padded, pads = _pool_input(x, kernel, strides, pad_mode, pad, _lowest(x))
+        _, idx = torch.nn.functional.max_pool2d_with_indices(padded, tuple(kernel), tuple(strides))
         flat = torch.flatten(_padded(grad, pads), 2)
         return torch.gather(flat, 2, torch.flatten(idx, 2)).reshape(idx.shape)
 
     def nn_avg_pool(self, x, kernel, strides, pad_mode, pad, count_include_pad):
         """Mean over each kernel window (padding left out of the count unless asked)."""
         from torch.nn import functional
-        xp_, pads = _pool_input(x, kernel, strides, pad_mode, pad)
-        sums = functional.avg_pool2d(xp_, tuple(kernel), tuple(strides), divisor_override=1)
+        padded, pads = _pool_input(x, kernel, strides, pad_mode, pad)
+        sums = functional.avg_pool2d(padded, tuple(kernel), tuple(strides), divisor_override=1)
         return sums / _avg_counts(x, kernel, strides, pads, count_include_pad)
 
     def nn_avg_pool_grad(self, x, out, dout, kernel, strides, pad_mode, pad, count_include_pad):
         """Each window's ``dout / count`` spread evenly over the window."""
         import torch
-        xp_, pads = _pool_input(x, kernel, strides, pad_mode, pad)
+        padded, pads = _pool_input(x, kernel, strides, pad_mode, pad)
         share = dout / _avg_counts(x, kernel, strides, pads, count_include_pad)
-        dxp = torch.ops.aten.avg_pool2d_backward(share, xp_, list(kernel), list(strides),
+        dxp = torch.ops.aten.avg_pool2d_backward(share, padded, list(kernel), list(strides),
                                                  [0, 0], False, True, 1)
         return _crop(dxp, pads, tuple(x.shape[2:]))
 

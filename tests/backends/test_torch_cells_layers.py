@@ -53,6 +53,8 @@ LAYERS = {
     "MaxPool2d": (lambda: nn.MaxPool2d(2, 2), floats(2, 3, 6, 6)),
     "MaxPool2d-same": (lambda: nn.MaxPool2d(3, 2, pad_mode="same"), floats(2, 3, 7, 6)),
     "MaxPool2d-pad": (lambda: nn.MaxPool2d(3, 1, pad_mode="pad", padding=1), floats(1, 2, 5, 5)),
+    "MaxPool2d-ties": (lambda: nn.MaxPool2d(3, 2, pad_mode="same"),    # first maximum wins
+                       np.round(floats(2, 2, 7, 6) / 2)),
     "AvgPool2d": (lambda: nn.AvgPool2d(2, 2), floats(2, 3, 6, 6)),
     "AvgPool2d-same": (lambda: nn.AvgPool2d(3, 2, pad_mode="same"), floats(2, 3, 7, 6)),
     "AdaptiveAvgPool2d": (lambda: nn.AdaptiveAvgPool2d((4, 3)), floats(2, 3, 6, 7)),
