@@ -147,6 +147,27 @@ def test_max_pool_second_order_matches_numpy():
     assert np.any(expected.asnumpy() != 0)
 
 
+def test_forward_mode_through_pooling_and_normalisation_matches_numpy():
+    """The JVP rules of the layers (MaxPool's reads its tangent at each window's maximum)."""
+    def tangents(library):
+        on(library)
+        s2sad.set_seed(2)
+        net = nn.SequentialCell([nn.Conv2d(2, 3, 3), nn.BatchNorm2d(3), nn.MaxPool2d(2, 2),
+                                 nn.AvgPool2d(1, 1), nn.Flatten(), nn.LayerNorm((12,))])
+
+        def f(x):
+            return ops.tanh(net(x))
+        x, v = floats(2, 2, 4, 4), floats(2, 2, 4, 4)[::-1].copy()
+        if library == "torch":
+            x, v = torch.as_tensor(x), torch.as_tensor(v)
+        out, tangent = s2sad.jvp(f, (x,), (v,))
+        return [getattr(a, "numpy", lambda: a)() for a in (out, tangent)]
+    got, expected = tangents("torch"), tangents("numpy")
+    for g, e in zip(got, expected):
+        np.testing.assert_allclose(g, e, rtol=1e-4, atol=1e-5)
+    assert np.any(expected[1] != 0)
+
+
 # ------------------------------------------------------------------ training
 class ConvNet(nn.Cell):
     def __init__(self):
