@@ -97,8 +97,12 @@ def backend_for(library, device):
 
 
 def _make_backend(library, device):
-    xp, rt = namespaces(library)
-    return Backend(library, device, xp, rt)
+    """A Backend whose ``rt`` makes arrays from nothing (``rt.array_zeros``) on ``device``
+    (PyTorch's; JAX and CuPy put them on their current device)."""
+    from ..runtime.rt_neutral import runtime_for
+    xp = namespaces(library)[0]
+    return Backend(library, device, xp, runtime_for(xp, library, device if library == "torch"
+                                                    else None))
 
 
 def check_supported(source, ir, backend):

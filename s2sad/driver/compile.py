@@ -57,7 +57,7 @@ def _finish(ir, t, header, specs, simplify=True, **kw):
     runs choose the array library (``backend_of``),
     None for NumPy; the same source is compiled against its namespace.
     """
-    backend = backend_of(specs, _runtime_data(t))
+    backend = _backend(specs, t)
     if simplify:
         ir = _simplified(ir, t, backend)
     gen = CodeGen(release=current_options().release)
@@ -108,12 +108,26 @@ def _refuse_recursion(ir, t, backend):
                            "recursion as a loop" % t.display, t.info.loc(t.info.tree))
 
 
+def _backend(specs, t):
+    """The Backend of the arguments and the data the program reads (None for NumPy).
+
+    NumPy arrays computed while compiling (the constant bins of an
+    ``AdaptiveAvgPool2d``) are the program's own: they move to that library
+    and device once, like the constants of the generated code.
+    """
+    backend = backend_of(specs, _runtime_data(t))
+    if backend is not None:
+        t.builder.inputs.move_computed(backend.constant, (backend.library, backend.device))
+    return backend
+
+
 def _runtime_data(t):
     """``(name, (library, device) or None)`` of each array the program reads when it
-    runs (a Cell's Parameters, a global array): ``backend_of``'s ``runtime``."""
+    runs (a Cell's Parameters, a global array): ``backend_of``'s ``runtime``.  The
+    NumPy arrays computed while compiling are left out (``_backend`` moves them)."""
     inputs = t.builder.inputs
     return [(var.hint or "a global or closure array", inputs.where(var))
-            for var, _path, _obj in inputs.entries]
+            for var, _path, obj in inputs.entries if not inputs.computed(obj)]
 
 
 def _keep_result_names(ir, names):
@@ -259,7 +273,7 @@ def compile_jvp(fn, root, args, specs, positions=None, split=False):
     name = t.qualname + "_grad" * t.gradients + "_jvp"
     ir = forward(t.forward, wrt, name=name)
     header = "s2sad: " + _gradients_of("forward-mode derivative", t)
-    backend = backend_of(specs, _runtime_data(t))
+    backend = _backend(specs, t)
     ir = _simplified(ir, t, backend)
     parts = split_primal(ir, ir.params[len(ir.params) - len(wrt):]) if split else None
     if parts is None:

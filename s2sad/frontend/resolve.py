@@ -177,6 +177,20 @@ class RuntimeInputs:
         self.entries.append((handle,) + entry[1:])
         return handle
 
+    @staticmethod
+    def computed(obj):
+        """Whether ``obj`` (an entry's object) is a NumPy array computed while compiling:
+        no one else holds it, so it may move to the library the program runs on."""
+        return type(obj) is np.ndarray
+
+    def move_computed(self, convert, where):
+        """Replace each NumPy array computed while compiling by ``convert(array)``, data
+        at ``where`` (``(library, device)``)."""
+        for i, (var, path, obj) in enumerate(self.entries):
+            if path is None and self.computed(obj):
+                self.entries[i] = (var, None, convert(obj))
+                self._where[var.id] = where
+
     def where(self, var):
         """``(library, device)`` of the data ``var`` stands for while compiling, or None
         for NumPy data (``driver.specs.backend_of``)."""

@@ -14,8 +14,8 @@ from math import prod
 
 from . import (UNDEFINED, check_assert, check_defined, constexpr, expand_reduced,
                inverse_permutation, reduce_axes, reduced_count, _basic_index, _summed_axes)
-from .rt_array import array_unpack, flattened_shape
-from .rt_neutral_nn import NNHelpers, TorchConvHelpers
+from .rt_array import array_np_dtype, array_unpack, flattened_shape
+from .rt_neutral_nn import NNHelpers, TorchNNHelpers
 from .rt_nn import nn_norm_axes
 
 #: helpers of ``rt`` that only do shape arithmetic or call methods every array
@@ -44,9 +44,26 @@ class ShapeOf:
 class Helpers(NNHelpers):
     """The common helpers for one array namespace ``xp`` (``library``: its name)."""
 
-    def __init__(self, xp, library):
+    def __init__(self, xp, library, device=None):
         self.xp = xp
         self.library = library
+        self.device = device    # where arrays made from nothing go (None: the default)
+
+    def array_zeros(self, shape, dtype):
+        """Zeros of ``shape`` and ``dtype`` on this runtime's device."""
+        return self.xp.zeros(_shape(shape), dtype=self._dtype(dtype), device=self.device)
+
+    def array_ones(self, shape, dtype):
+        """Ones of ``shape`` and ``dtype`` on this runtime's device."""
+        return self.xp.ones(_shape(shape), dtype=self._dtype(dtype), device=self.device)
+
+    def array_eye(self, n, m, dtype, k=0):
+        """The ``n`` x ``m`` matrix with ones on diagonal ``k``, on this runtime's device."""
+        return self.xp.eye(n, m, k=k, dtype=self._dtype(dtype), device=self.device)
+
+    def _dtype(self, dtype):
+        """The library's dtype for a ``s2sad.dtype`` Type, NumPy dtype or Python type."""
+        return getattr(self.xp, array_np_dtype(dtype).name)
 
     def unbroadcast(self, dx, x):
         """Sum ``dx`` down to the shape of ``x`` (the adjoint of broadcasting)."""
@@ -70,15 +87,6 @@ class Helpers(NNHelpers):
             return a
         dtype = getattr(like, "dtype", None)
         return self.xp.asarray(a, dtype=dtype, device=_device(like))
-
-    def array_cast_like(self, a, x):
-        """``a`` in the dtype of ``x`` (a no-op when it already has it)."""
-        dtype = getattr(x, "dtype", None)
-        if dtype is None or getattr(a, "dtype", None) == dtype:
-            return a
-        if not hasattr(a, "shape"):
-            return self.xp.asarray(a, dtype=dtype, device=_device(x))
-        return self.xp.astype(a, dtype)
 
     def array_flatten(self, x, start_dim=1, end_dim=-1):
         """Merge dims ``start_dim..end_dim`` (inclusive) into one (``rt_array``'s shapes)."""
@@ -166,6 +174,19 @@ class Helpers(NNHelpers):
         return xp.reshape(self.unbroadcast(g, _Shaped().of(
             ys + (1,) if len(ys) == 1 else ys)), ys)
 
+    def array_split_like(self, x, likes, axis):
+        """Split ``x`` back into pieces shaped like ``likes`` (the adjoint of concatenation,
+        ``axis`` as ``rt_array.array_split_like`` takes it), by slicing."""
+        sizes, ax = _joined_sizes([shape_of(a) for a in likes], axis)
+        ax %= len(shape_of(x))
+        pieces, start = [], 0
+        for size, like in zip(sizes, likes):
+            piece = x[(slice(None),) * ax + (slice(start, start + size),)]
+            start += size
+            shape = shape_of(like)
+            pieces.append(piece if shape_of(piece) == shape else self.xp.reshape(piece, shape))
+        return tuple(pieces)
+
     def getitem_grad(self, dout, x, index):
         """Zeros like ``x`` with ``dout`` added at ``index`` (repeated positions add up)."""
         xp = self.xp
@@ -243,6 +264,19 @@ class Helpers(NNHelpers):
                     "use an index without repeated positions" % self.library)
         return dout[index]
 
+    def array_setitem_in_place(self, x, index, value):
+        """``array_setitem``: ``rt.spare`` never lends an array here, but the generated
+        code names this form next to the copying one."""
+        return self.array_setitem(x, index, value)
+
+    def array_gather_grad(self, dout, params, indices, axis):
+        """Zeros like ``params`` with ``dout`` added at ``indices`` along ``axis`` (an
+        Embedding's table gradient: repeated indices add up)."""
+        xp = self.xp
+        out = xp.zeros(shape_of(params), dtype=dout.dtype, device=_device(dout))
+        return self._add_at(out, (slice(None),) * (axis % len(shape_of(params))) + (indices,),
+                            dout)
+
     def accumulate_at(self, acc, index, d):
         """``acc[index] += d`` (``acc`` is an accumulator no one else holds)."""
         if index is Ellipsis:
@@ -287,6 +321,26 @@ def _device(x):
     return getattr(x, "device", None)
 
 
+def _joined_sizes(shapes, axis):
+    """(each piece's size along the axis a concatenation joined, that axis): NumPy's
+    stacking functions first make 0-d and 1-d pieces 1-, 2- or 3-d (``rt_array``)."""
+    if axis in ("hstack", "r_"):
+        one_d = axis == "r_" or len(shapes[0]) <= 1
+        return [(s[0] if s else 1) if one_d else s[1] for s in shapes], 0 if one_d else 1
+    if axis == "vstack":
+        return [s[0] if len(s) >= 2 else 1 for s in shapes], 0
+    if axis == "dstack":
+        return [s[2] if len(s) >= 3 else 1 for s in shapes], 2
+    if axis in ("column_stack", "c_"):
+        return ([s[-1 if axis == "c_" else 1] if len(s) >= 2 else 1 for s in shapes],
+                1 if axis == "column_stack" else -1)
+    return [s[axis] for s in shapes], axis
+
+
+def _shape(shape):
+    return (shape,) if isinstance(shape, int) else tuple(shape)
+
+
 def _axes(axis):
     return tuple(axis) if isinstance(axis, list) else axis
 
@@ -307,17 +361,35 @@ def extend_namespace(xp):
             return None if x is None else type(x)(value)
         like.__name__ = fn.__name__
         return like
+    xp.take = _any_rank_take(xp.take, xp.reshape)
     xp.zeros_like = number_or(zeros_like, 0)
     xp.ones_like = number_or(ones_like, 1)
     xp.shape = shape_of
 
 
-def runtime_for(xp, library):
-    """The object generated code calls ``rt`` for arrays of ``library`` in namespace ``xp``."""
+def _any_rank_take(take, reshape):
+    """``take`` with indices of any rank, as NumPy's (the standard's takes 1-D indices:
+    an Embedding's [batch, length] ids are taken flat, then shaped)."""
+    def any_rank(x, indices, axis=None, **kwargs):
+        shape = shape_of(indices)
+        if len(shape) == 1 or axis is None or not hasattr(indices, "shape"):
+            return take(x, indices, axis=axis, **kwargs)
+        xs = shape_of(x)
+        axis %= len(xs)
+        out = take(x, reshape(indices, (-1,)), axis=axis, **kwargs)
+        return reshape(out, xs[:axis] + shape + xs[axis + 1:])
+    any_rank.__name__ = "take"
+    return any_rank
+
+
+def runtime_for(xp, library, device=None):
+    """The object generated code calls ``rt`` for arrays of ``library`` in namespace ``xp``,
+    making arrays from nothing (``rt.array_zeros``) on ``device`` (None: the library's
+    default; PyTorch's is the CPU)."""
     cls = Helpers
     if library == "torch":      # helpers by the library's own calls, where the standard has none
-        cls = type("TorchHelpers", (Helpers, TorchConvHelpers), {})
-    helpers = cls(xp, library)
+        cls = type("TorchHelpers", (Helpers, TorchNNHelpers), {})
+    helpers = cls(xp, library, device)
     rt = types.ModuleType("s2sad_rt_" + library)
     vars(rt).update(SHARED)
     for name in dir(cls):

@@ -6,7 +6,10 @@ array API standard so that a Cell's layers and losses run on PyTorch's
 arrays, on any device.  A helper missing here is refused with the primitive
 named (``runtime.xarrays.missing_names``), never run through NumPy.
 """
-from .rt_nn import _crop, _pads
+from math import prod
+
+from . import rt_nn
+from .rt_nn import _crop, _pads, nn_norm_axes
 
 
 class NNHelpers:
@@ -63,6 +66,42 @@ class NNHelpers:
             return (xp.exp(logp) - onehot) / n
         return -xp.sum(logp * onehot) / n
 
+    # ------------------------------------------------------ normalisation
+    def nn_layer_norm(self, x, gamma, beta, begin_norm_axis, epsilon):
+        """(y, mean, variance) normalising over axes ``begin_norm_axis..``, stats kept as dims."""
+        xp = self.xp
+        axes = nn_norm_axes(x, begin_norm_axis)
+        mean = xp.mean(x, axis=axes, keepdims=True)
+        centred = x - mean
+        var = xp.mean(centred * centred, axis=axes, keepdims=True)
+        return centred / xp.sqrt(var + epsilon) * gamma + beta, mean, var
+
+    def nn_batch_norm(self, x, scale, bias, mean, variance, is_training, epsilon, momentum):
+        """(y, batch_mean, batch_variance, new moving mean, new moving variance) over axis 1:
+        ``rt_nn.nn_batch_norm``'s formulas."""
+        xp = self.xp
+        axes = nn_norm_axes(x, 0, 1)
+        shape = [1] * len(x.shape)
+        shape[1] = x.shape[1]
+        shape = tuple(shape)
+        if is_training:
+            n = prod(x.shape[a] for a in axes)
+            if n < 2:
+                raise ValueError("For 'BatchNorm' in training mode, each channel needs more "
+                                 "than one value, but the input has shape %s" % list(x.shape))
+            batch_mean = xp.mean(x, axis=axes)
+            centred = x - xp.reshape(batch_mean, shape)
+            batch_var = xp.mean(centred * centred, axis=axes)
+            new_mean = (1 - momentum) * mean + momentum * batch_mean
+            new_var = (1 - momentum) * variance + (momentum * n / (n - 1)) * batch_var
+        else:
+            batch_mean, batch_var = mean, variance
+            centred = x - xp.reshape(mean, shape)
+            new_mean, new_var = mean, variance
+        y = centred / xp.sqrt(xp.reshape(batch_var, shape) + epsilon) * xp.reshape(scale, shape) \
+            + xp.reshape(bias, shape)
+        return y, batch_mean, batch_var, new_mean, new_var
+
 
 class TorchConvHelpers:
     """2-D convolution for PyTorch arrays, by PyTorch's own kernels (the array API has
@@ -109,10 +148,115 @@ def _check_conv(x, w, kernel_size):
                          % (tuple(kernel_size), tuple(w.shape[2:])))
 
 
-def _padded(x, pads):
-    """``x`` with ``pads`` (top, bottom, left, right) zeros around its last two axes."""
+def _padded(x, pads, value=0.0):
+    """``x`` with ``pads`` (top, bottom, left, right) of ``value`` around its last two axes."""
     if not any(pads):
         return x
     from torch.nn import functional
     top, bottom, left, right = pads
-    return functional.pad(x, (left, right, top, bottom))
+    return functional.pad(x, (left, right, top, bottom), value=value)
+
+
+class TorchNNHelpers(TorchConvHelpers):
+    """What the array API lacks, by PyTorch's own calls: convolution, pooling (its
+    kernels after MindSpore's padding) and the random numbers of Dropout."""
+
+    def nn_dropout(self, x, keep_prob):
+        """(x * mask / keep_prob, mask), the Bernoulli(keep_prob) mask in ``x``'s dtype drawn
+        by PyTorch's generator on ``x``'s device (not NumPy's: no copy to the device)."""
+        mask = self.xp.astype(self._uniform(x) < keep_prob, x.dtype)
+        return x * mask / keep_prob, mask
+
+    def nn_max_pool(self, x, kernel, strides, pad_mode, pad):
+        """Max over each kernel window; MindSpore's padding is -inf, so it never wins."""
+        from torch.nn import functional
+        padded, _ = _pool_input(x, kernel, strides, pad_mode, pad, _lowest(x))
+        return functional.max_pool2d(padded, tuple(kernel), tuple(strides))
+
+    def nn_max_pool_grad(self, x, out, dout, kernel, strides, pad_mode, pad):
+        """Each window's ``dout`` added at its maximum (the first one on ties, as NumPy's)."""
+        import torch
+        padded, pads = _pool_input(x, kernel, strides, pad_mode, pad, _lowest(x))
+        _, idx = torch.nn.functional.max_pool2d_with_indices(padded, tuple(kernel), tuple(strides))
+        dxp = torch.ops.aten.max_pool2d_with_indices_backward(
+            dout, padded, list(kernel), list(strides), [0, 0], [1, 1], False, idx)
+        return _crop(dxp, pads, tuple(x.shape[2:]))
+
+    def nn_max_pool_grad_grad(self, x, out, grad, kernel, strides, pad_mode, pad):
+        """``grad`` (shaped like x) read at each window's maximum: MaxPool's tangent map."""
+        import torch
+        padded, pads = _pool_input(x, kernel, strides, pad_mode, pad, _lowest(x))
+        _, idx = torch.nn.functional.max_pool2d_with_indices(padded, tuple(kernel), tuple(strides))
+        flat = torch.flatten(_padded(grad, pads), 2)
+        return torch.gather(flat, 2, torch.flatten(idx, 2)).reshape(idx.shape)
+
+    def nn_avg_pool(self, x, kernel, strides, pad_mode, pad, count_include_pad):
+        """Mean over each kernel window (padding left out of the count unless asked)."""
+        from torch.nn import functional
+        padded, pads = _pool_input(x, kernel, strides, pad_mode, pad)
+        sums = functional.avg_pool2d(padded, tuple(kernel), tuple(strides), divisor_override=1)
+        return sums / _avg_counts(x, kernel, strides, pads, count_include_pad)
+
+    def nn_avg_pool_grad(self, x, out, dout, kernel, strides, pad_mode, pad, count_include_pad):
+        """Each window's ``dout / count`` spread evenly over the window."""
+        import torch
+        padded, pads = _pool_input(x, kernel, strides, pad_mode, pad)
+        share = dout / _avg_counts(x, kernel, strides, pads, count_include_pad)
+        dxp = torch.ops.aten.avg_pool2d_backward(share, padded, list(kernel), list(strides),
+                                                 [0, 0], False, True, 1)
+        return _crop(dxp, pads, tuple(x.shape[2:]))
+
+    def _uniform(self, like):
+        """Uniform [0, 1) numbers shaped like ``like`` on its device, from a PyTorch
+        generator seeded from ``rt_nn.generator()`` (so ``set_seed`` repeats a run)."""
+        import torch
+        return torch.rand(tuple(like.shape), generator=_torch_generator(like.device),
+                          device=like.device, dtype=like.dtype if like.dtype.is_floating_point
+                          else torch.float32)
+
+
+_TORCH_GENERATORS = {}      # device -> (the rt_nn generator it was seeded from, generator)
+
+
+def _torch_generator(device):
+    """The PyTorch generator of ``device``, seeded afresh whenever ``rt_nn.set_seed``
+    has replaced NumPy's generator since it was made."""
+    import torch
+    source = rt_nn.generator()
+    made = _TORCH_GENERATORS.get(str(device))
+    if made is None or made[0] is not source:
+        gen = torch.Generator(device=device)
+        gen.manual_seed(int(source.integers(2 ** 62)))
+        made = _TORCH_GENERATORS[str(device)] = (source, gen)
+    return made[1]
+
+
+def _pool_input(x, kernel, strides, pad_mode, pad, value=0.0):
+    """(``x`` padded as MindSpore pads it for pooling, the pads): PyTorch's kernels then
+    pool without padding of their own (theirs is symmetric; 'same' is not)."""
+    if len(x.shape) != 4:
+        raise ValueError("For 'pooling', the input must be 4-D (NCHW), but got shape %s"
+                         % list(x.shape))
+    pads = _pads(tuple(x.shape[2:]), kernel, strides, (1, 1), pad_mode, pad)
+    padded = _padded(x, pads, value)
+    if padded.shape[2] < kernel[0] or padded.shape[3] < kernel[1]:
+        raise ValueError("the kernel (%d x %d) is larger than the padded input (%d x %d)"
+                         % (kernel[0], kernel[1], padded.shape[2], padded.shape[3]))
+    return padded, pads
+
+
+def _lowest(x):
+    """The value max pooling pads with: -inf, or the least integer of ``x``'s dtype."""
+    import torch
+    return -float("inf") if x.dtype.is_floating_point else torch.iinfo(x.dtype).min
+
+
+def _avg_counts(x, kernel, strides, pads, count_include_pad):
+    """How many elements each window of an average pooling averages over."""
+    if count_include_pad or not any(pads):
+        return kernel[0] * kernel[1]
+    from torch.nn import functional
+    import torch
+    ones = torch.ones((1, 1) + tuple(x.shape[2:]), dtype=x.dtype, device=x.device)
+    return functional.avg_pool2d(_padded(ones, pads), tuple(kernel), tuple(strides),
+                                 divisor_override=1)

@@ -12,8 +12,6 @@ Compiled code has no side effects, so the running statistics are updated by
 The gradient itself (the layer's ``construct``, inlined into the adjoint) reads
 the running statistics but never writes them.
 """
-import numpy as np
-
 from ... import ops
 from ... import dtype as mstype
 from ...common.initializer import initializer
@@ -88,8 +86,8 @@ class _BatchNorm(Cell):
         y, _, _, new_mean, new_variance = self.bn_train(
             x, self.gamma, self.beta, self.moving_mean, self.moving_variance)
         for param, value in ((self.moving_mean, new_mean), (self.moving_variance, new_variance)):
-            value = value._data if isinstance(value, Tensor) else np.asarray(value)
-            param._data[...] = value.astype(param._data.dtype, copy=False)
+            # written in place, cast to the Parameter's dtype: NumPy's or PyTorch's data
+            param._data[...] = value._data if isinstance(value, Tensor) else value
         return y
 
     def extend_repr(self):
