@@ -271,7 +271,7 @@ def compile_jvp(fn, root, args, specs, positions=None, split=False):
                             simplify=False)
     entry.batched, entry.batched_out = None, None
     if batched is not None and backend is None:
-        entry.batched = _finish(batched[0], t, header + ", all basis tangents at once", None,
+        entry.batched = _finish(batched[0], t, header + ", all basis tangents at once", specs,
                                 simplify=False)
         entry.batched_out = batched[1]
     entry.source = "\n\n".join(e.source for e in (entry, entry.tangent, entry.batched) if e)
