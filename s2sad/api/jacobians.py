@@ -204,31 +204,20 @@ def _forward_columns(entry, flat, extra, xs, has_aux):
 
 
 #: elements of one example's largest value times basis vectors pushed at once:
-#: above it they go in blocks (about 32 MB of float64 per batched value) ...
+#: above it they go in blocks (about 32 MB of float64 per batched value)
 _BATCH_ELEMENTS = 1 << 22
-#: ... and above this many times the elements of the arguments and of the
-#: values computed once (the forward's, read by the tangents), once past
-#: _BATCH_FLOOR: several batched values alive at once would otherwise be most
-#: of the peak memory, while two blocks still save nearly every call.  The
-#: logistic regression Hessian of docs/performance.md: 2.7x the hand-written
-#: peak at once, 1.6x in two blocks, 7% faster (1.2x in three, 9% slower)
-_BATCH_RELATIVE = 24
-_BATCH_FLOOR = 1 << 16
 
 
 def _batched_columns(entry, saved, xs, k):
     """``_forward_columns``' arrays for ``xs[k]`` from runs of the batched tangent
     program (every basis vector at once, or in blocks so that no batched value
-    is much larger than ``_BATCH_ELEMENTS`` or, past ``_BATCH_FLOOR``, than
-    ``_BATCH_RELATIVE`` times the arguments and values), or None where it does not apply."""
+    is much larger than ``_BATCH_ELEMENTS``), or None where it does not apply."""
     x = xs[k]
     n = x.size
     if n == 0:
         return None
     largest = max([np.size(v) for v in saved] + [y.size for y in xs])
-    budget = max(_BATCH_FLOOR, _BATCH_RELATIVE * sum(map(np.size, list(saved) + list(xs))))
-    block = max(1, min(_BATCH_ELEMENTS, budget) // max(largest, 1))
-    block = -(-n // -(-n // block))         # blocks of even sizes: 25 + 25, not 34 + 16
+    block = max(1, _BATCH_ELEMENTS // max(largest, 1))
     eye = np.eye(n, dtype=x.dtype).reshape((n,) + x.shape)
     parts = []
     for start in range(0, n, block):

@@ -215,29 +215,3 @@ def test_rows_let_go_of_values_read_once():
     assert len(b.value) <= -(-len(stack) // 8)
     # a value read again is computed again, the same
     assert np.array_equal(a[5], 1 + stack[5][0]) and np.array_equal(b[5], 1 / (1 + stack[5][0]))
-
-
-def _logreg(w, X, y):
-    m = y * (X @ w)
-    return np.mean(np.log(1 + np.exp(-m))) + 0.005 * np.sum(w * w)
-
-
-def test_hessian_basis_vectors_in_blocks_relative_to_the_values():
-    # hessian(logreg) pushes the basis vectors through [k, 500] tangents; all
-    # 50 at once, several of them alive at once peaked at 3.7 times X's size;
-    # two blocks of 25 (the batched values at most 24 times the arguments and
-    # values computed once): 2.2.  The same Hessian, and the closed form's
-    from s2sad.api import jacobians
-    rng = np.random.default_rng(14)
-    w, X = rng.standard_normal(50) * 0.1, rng.standard_normal((500, 50))
-    y = np.sign(rng.standard_normal(500))
-    h = s2sad.hessian(_logreg)
-    H = h(w, X, y)
-    s = 1 / (1 + np.exp(-y * (X @ w)))
-    closed = (X.T * (s * (1 - s) / X.shape[0])) @ X + 0.01 * np.eye(w.size)
-    np.testing.assert_allclose(H, closed, rtol=1e-12, atol=1e-14)
-    ratio = peak_of(h, (w, X, y)) / X.nbytes
-    assert ratio < 3, ratio
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(jacobians, "_BATCH_RELATIVE", 10 ** 9)      # all at once, as before
-        np.testing.assert_allclose(h(w, X, y), H, rtol=1e-13, atol=1e-15)
