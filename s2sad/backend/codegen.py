@@ -8,7 +8,7 @@ import re
 
 import numpy as np
 
-from ..opt.liveness import peak_in_place, releases, schedule
+from ..opt.liveness import body_releases, peak_in_place, read_after, releases, schedule
 from ..ir.nodes import Var, Const, leaves, use_counts
 from ..ops.operations import array_ops as A
 from .namer import Namer
@@ -104,6 +104,7 @@ class CodeGen:
         self.where = {}         # text of each location comment -> the user's Loc
         self.plain = {}         # each line written in place -> the line as the op reads
         self.result_names = {}  # outlined function -> the names of its results inside it
+        self.read_later, self.params = None, []     # Vars read after a top-level loop
 
     def render(self, a):
         if isinstance(a, Var):
@@ -136,7 +137,7 @@ class CodeGen:
         self.explain = explain
         self.uses = use_counts(func)
         self.func = func
-        params = [self.namer.define(p) for p in func.params]
+        params = self.params = [self.namer.define(p) for p in func.params]
         lines = []
         if header:
             lines.extend("# " + h for h in header.splitlines())
@@ -146,10 +147,12 @@ class CodeGen:
             schedule(func, _writes_in_place)
         backward = func.backward_start
         ends = []
+        later = read_after(func) if self.release else None
         for i, op in enumerate(func.body):
             if backward is not None and i == backward:
                 lines.append("    # -- backward sweep --")
                 self.last_loc = None
+            self.read_later = later[i] if later else None      # a loop's: see ``block``
             self.statement(op, lines, "    ")
             ends.append(len(lines))
         if self.release:
@@ -201,7 +204,8 @@ class CodeGen:
         self.plain[lines[at]] = text
 
     def _loop_setitems(self, ops, setitems, lines, carried, results):
-        """Write in place each item write of a loop body whose operand's name dies there."""
+        """Write in place each item write of a loop body whose name dies there; those names."""
+        released = set()
         for op, at in setitems:
             name = self.render(op.args[0])
             if isinstance(op.args[0], Var) and self._dies_in_body(ops, op, name, carried,
@@ -209,6 +213,8 @@ class CodeGen:
                 # released at once: left bound, it would hold the array the
                 # next iteration writes into (two names, so ``rt.spare`` says no)
                 self._setitem_in_place(op, lines, at, release=name)
+                released.add(name)
+        return released
 
     def _dies_in_body(self, ops, op, name, carried, results):
         """Whether no read of ``name`` follows ``op`` in its loop body, this iteration or next.
@@ -369,15 +375,22 @@ class CodeGen:
         ``loop``: the region is a loop's body and ``targets`` its carried
         names, rebound at the end of each iteration (``_loop_setitems``).
         """
+        read_later, self.read_later = self.read_later, None
         start = len(lines)
         setitems = []
         for op in ops:
             self.statement(op, lines, indent)
             if isinstance(op.prim, A.SetItem):
                 setitems.append((op, len(lines) - 1))
-        if loop and self.release:
-            self._loop_setitems(ops, setitems, lines, targets, values)
+        released = self._loop_setitems(ops, setitems, lines, targets, values) \
+            if loop and self.release else set()
         self.assign(targets, values, lines, indent)
+        if loop and read_later is not None:     # the values made by the body, once dead
+            name_of = lambda v: self.namer.names.get(v.id)     # noqa: E731
+            kept = set(map(name_of, read_later)) | set(targets) | released | set(self.params)
+            dead = body_releases(ops, name_of, kept)
+            if dead:
+                lines.append("%sdel %s" % (indent, ", ".join(dead)))
         if all(not line.strip() or line.strip().startswith("#") for line in lines[start:]):
             lines.append(indent + "pass")
 

@@ -22,6 +22,44 @@ def top_level_reads(func):
     return [op.used_vars() for op in func.body]
 
 
+def read_after(func):
+    """For each top-level loop, the Vars read after it (the result's among them).
+
+    ``None`` for other statements: only a top-level loop's body releases its
+    values (``body_releases``); a nested loop's are rebound by the next
+    iteration around it.  Vars, not names: codegen names a value when it
+    writes its statement, so it asks for the names once the loop is written.
+    """
+    later = {v.id: v for v in leaves(func.result) if isinstance(v, Var)}
+    out = []
+    for op, vs in zip(reversed(func.body), reversed(top_level_reads(func))):
+        loop = type(op.prim).__name__ in ("ForRange", "While")
+        out.append(list(later.values()) if loop else None)
+        later.update((v.id, v) for v in vs)
+    out.reverse()
+    return out
+
+
+def body_releases(ops, name_of, kept):
+    """Names a top-level loop's body should ``del`` at the end of each iteration.
+
+    Left bound, the last iteration's temporaries would live until
+    ``return``: through the whole backward sweep, beside the full stack.
+    Only names made by a plain op of the body (bound on every iteration,
+    so ``del`` cannot fail) and not ``kept`` (read after the loop, carried,
+    released already); not small values (shapes, counts).
+    """
+    names = []
+    for op in ops:
+        if op.regions or op.prim.small_result:
+            continue
+        for o in op.outs:
+            name = name_of(o)
+            if name is not None and name not in kept and name not in names:
+                names.append(name)
+    return names
+
+
 def small_values(func):
     """Ids of top-level values known to be scalars: not worth a ``del`` line.
 

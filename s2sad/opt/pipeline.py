@@ -16,7 +16,7 @@ from . import options as _options
 from .options import CompileOptions, DEFAULT, current, options, on_change  # noqa: F401
 from ..ir.verify import verify
 from ..ir.passes import dce, cse
-from ..ir.stacks import prune_stack_slots
+from ..ir.stacks import prune_stack_slots, recompute_popped
 from .shapes import same_shape, read_broadcasts_unexpanded
 from .scalars import scalar_shapes
 from .seed import ones_to_shape, restore_unfolded, seed_each_of_mean, seed_without_reduction
@@ -43,7 +43,7 @@ OBJECTIVE = SIMPLIFY + (fold_negations,)
 #: for the ones still read
 FINAL = (verify, ones_to_shape, seed_without_reduction,
          same_shape, scalar_shapes, cse, dce, fold_negations,
-         prune_stack_slots, dce, scale_recurrences, hoist_invariants, dce,
+         prune_stack_slots, recompute_popped, dce, scale_recurrences, hoist_invariants, dce,
          batch_popped,
          restore_unfolded, verify,
          read_broadcasts_unexpanded, dce, sum_slice_grads, seed_each_of_mean,

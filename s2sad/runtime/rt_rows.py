@@ -17,6 +17,11 @@ import numpy as np
 # stacked values at most this large (elements) are computed at once; above,
 # a block of rows at a time, so memory stays bounded whatever the loop count
 _BLOCK = 1 << 16
+# ... and a block holds at most this fraction of the loop's rows, once they
+# pass _SMALL elements: each stacked column and each value computed from it
+# is a copy beside the stack, which holds every row until the loop pops it
+_FRACTION = 16
+_SMALL = 1 << 13
 # rows larger than this are not stacked: the call overhead saved is small
 # beside the work, and stacking would only copy them
 _ROW_SIZE = 4096
@@ -36,10 +41,11 @@ def stack_rows(stack, slots, *operands):
     size = _uniform(cols, operands)
     if size is None or size > _ROW_SIZE:
         out = [Rows(None, col, 1, False) for col in cols]
-    elif size * len(cols[0]) <= _BLOCK:
+    elif size * len(cols[0]) <= _SMALL:
         out = [np.array(col) for col in cols]
     else:
-        out = [Rows(None, col, _BLOCK // size, True) for col in cols]
+        step = min(_BLOCK // size, -(-len(cols[0]) // _FRACTION))
+        out = [Rows(None, col, step, True) for col in cols]
     return out[0] if single else tuple(out)
 
 
@@ -64,19 +70,28 @@ class Rows:
 
     ``rows[k]`` is the value for entry ``k``.  Stacked rows are computed a
     block of ``step`` rows at a time (each op once per block); otherwise
-    one row at a time, from that entry alone.  A value is kept until the
-    loop leaves its block, so an expression two others share runs once.
-    Operators run as Python operators and ufuncs as ufuncs: the same calls
-    on the same values the loop would have made.
+    one row at a time, from that entry alone.  A value the loop reads, or
+    that two expressions share, is kept until the loop leaves its block, so
+    it is computed once; a value only one expression reads (a column of
+    popped values, ``1 + e`` under ``1 / (1 + e)``) is let go once that
+    expression has it, so a block holds little more than what the loop
+    reads.  Operators run as Python operators and ufuncs as ufuncs: the
+    same calls on the same values the loop would have made.
     """
 
-    __slots__ = ("fn", "args", "step", "stacked", "lo", "value")
+    __slots__ = ("fn", "args", "step", "stacked", "lo", "value", "readers", "read")
 
     def __init__(self, fn, args, step, stacked):
         self.fn, self.args, self.step, self.stacked = fn, args, step, stacked
         self.lo, self.value = None, None
+        self.readers, self.read = 0, False     # expressions reading it; the loop reads it
+        if fn is not None:
+            for a in args:
+                if type(a) is Rows:
+                    a.readers += 1
 
     def __getitem__(self, k):
+        self.read = True
         lo = k - k % self.step
         if self.lo != lo:
             self._evaluate(lo)
@@ -88,6 +103,9 @@ class Rows:
             self.value = np.array(rows) if self.stacked else rows[0]
         else:
             self.value = self.fn(*[a._block(lo) if type(a) is Rows else a for a in self.args])
+            for a in self.args:
+                if type(a) is Rows and a.readers == 1 and not a.read:
+                    a.lo, a.value = None, None
         self.lo = lo
 
     def _block(self, lo):

@@ -148,7 +148,8 @@ def load_programs(tmp_path_factory):
 #: the passes the tests of this directory are about
 PASSES = {"ones_to_shape", "fold_negations", "prune_stack_slots", "read_broadcasts_unexpanded",
           "seed_without_reduction", "seed_each_of_mean", "sum_matmul_grads",
-          "scale_recurrences", "hoist_invariants", "batch_popped", "sum_slice_grads"}
+          "scale_recurrences", "hoist_invariants", "batch_popped", "sum_slice_grads",
+          "recompute_popped"}
 
 
 def unoptimised():

@@ -145,8 +145,8 @@ def test_block_at_a_time_and_row_by_row(mod, answers):
     # 300 rows of 400: more than one block, so rows are stacked a block at a time
     rng = np.random.default_rng(2)
     x, w = rng.standard_normal(400) * 0.5, rng.uniform(0.5, 1.5, (300, 1))
-    assert 300 * 400 > rt_rows._BLOCK
-    check(mod.decay, (x[:40], w))
+    assert 300 * 400 > rt_rows._BLOCK and 300 * 20 <= rt_rows._SMALL
+    check(mod.decay, (x[:20], w))          # few elements in all: at once
     assert answers == ["array"]
     G.cache.clear()
     got = ops.GradOperation()(mod.decay)(x, w)
