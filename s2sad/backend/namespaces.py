@@ -9,6 +9,8 @@ helpers of ``runtime/rt_neutral.py``.  A name the code calls that the
 library's namespace or those helpers lack is refused while compiling,
 naming the primitive (never converted through NumPy).
 """
+import types
+
 import numpy as np
 
 from ..errors import CompileError
@@ -101,8 +103,33 @@ def _make_backend(library, device):
     (PyTorch's; JAX and CuPy put them on their current device)."""
     from ..runtime.rt_neutral import runtime_for
     xp = namespaces(library)[0]
+    if library == "torch" and device != "cpu":
+        xp = _creating_on(xp, device)
     return Backend(library, device, xp, runtime_for(xp, library, device if library == "torch"
                                                     else None))
+
+
+#: the namespace's functions that make arrays from numbers alone
+_CREATING = ("arange", "zeros", "ones", "empty", "full", "eye", "linspace")
+
+
+def _creating_on(xp, device):
+    """``xp`` whose array-making functions put their arrays on ``device`` unless told
+    otherwise: generated code writes ``xp.arange(0, n, 1)`` (a pooling window's
+    positions), which PyTorch would make on the CPU next to CUDA operands."""
+    on = types.ModuleType("%s_%s" % (xp.__name__, device))
+    on.__dict__.update(vars(xp))
+
+    def placed(make):
+        def make_on(*args, **kwargs):
+            kwargs.setdefault("device", device)
+            return make(*args, **kwargs)
+        make_on.__name__ = make.__name__
+        return make_on
+    for name in _CREATING:
+        if hasattr(xp, name):
+            setattr(on, name, placed(getattr(xp, name)))
+    return on
 
 
 def check_supported(source, ir, backend):

@@ -141,3 +141,15 @@ def test_repeated_positions_add_up_and_repeated_writes_are_refused():
     with pytest.raises(ValueError, match="several times"):
         s2sad.grad(overwrite, grad_position=(0, 1))(torch.zeros(3, dtype=torch.float64),
                                                      torch.ones(3, dtype=torch.float64))
+
+
+def test_arrays_made_from_numbers_go_to_the_arguments_device():
+    """``xp.arange(0, n, 1)`` in generated code (a pooling window's positions) must be
+    made on the device the code runs on (CUDA on a GPU): checked with PyTorch's
+    ``meta`` device, which has no data."""
+    from s2sad.backend.namespaces import backend_for
+    xp = backend_for("torch", "meta").xp
+    assert xp.arange(0, 4, 1).device.type == "meta"
+    assert xp.zeros((2,), dtype=torch.float32).device.type == "meta"
+    assert xp.zeros((2,), device="cpu").device.type == "cpu"
+    assert backend_for("torch", "cpu").xp.arange(3).device.type == "cpu"
