@@ -147,10 +147,33 @@ def stage_jacobian(builder, mode, fn, positions, single, has_aux, args, kwargs, 
         # only known functions: a function made in the compiled code is refused earlier
         gf = GradOperation(get_all=True, sens_param=True)(_gradient_target(const_value(fn)))
         runtime = [i for i, a in enumerate(args) if any(isinstance(v, Var) for v in leaves(a))]
-        for p, x in zip(positions, xs):
-            jacs.append(builder.call(Const(_jacrev_rows), [Const(gf), tuple(args), y, x,
-                                                           Const(runtime.index(p))], {}, loc))
+        _REVERSE_ROWS[0] += 1
+        try:
+            _refuse_forward_over_nested_jacrev(loc)
+            for p, x in zip(positions, xs):
+                jacs.append(builder.call(Const(_jacrev_rows), [Const(gf), tuple(args), y, x,
+                                                               Const(runtime.index(p))], {}, loc))
+        finally:
+            _REVERSE_ROWS[0] -= 1
     return jacs[0] if single else tuple(jacs)
+
+
+#: how many ``jacrev`` row loops are being staged inside one another now
+_REVERSE_ROWS = [0]
+
+
+def _refuse_forward_over_nested_jacrev(loc):
+    """Forward mode (``jvp``, ``jacfwd``, ``hessian``, ``check_grads``' fwd checks) of
+    a program holding ``jacrev`` inside ``jacrev`` gives wrong values today (found by
+    comparing with reverse mode and finite differences): refuse it rather than
+    return them.  Reverse mode of the same program is right."""
+    from ..driver.compile import FORWARD_TRACING
+    if FORWARD_TRACING[0] and _REVERSE_ROWS[0] > 1:
+        raise CompileError(
+            "forward mode (jvp, jacfwd, hessian) of a program that calls jacrev of a "
+            "function that itself calls jacrev is not supported: s2sad's forward "
+            "derivative of it is not right yet. Use reverse mode (grad of grad, "
+            "jacrev) for this derivative, or jacfwd for one of the two Jacobians", loc)
 
 
 def stage_hessian(builder, fn, grad_fn_at, positions, single, args, kwargs, loc):

@@ -250,6 +250,11 @@ def compile_nested(fn, root, args, specs, order, origin=(FN,)):
     return _finish(ir, t, "s2sad: order-%d gradient" % order, specs, n_flat=1, weights=[])
 
 
+#: how many forward-mode compiles are tracing their program now (read by
+#: ``api/staged.py``, which refuses what forward mode gets wrong there)
+FORWARD_TRACING = [0]
+
+
 @_complex_aware
 @_without_gc
 def compile_jvp(fn, root, args, specs, positions=None, split=False):
@@ -267,7 +272,11 @@ def compile_jvp(fn, root, args, specs, positions=None, split=False):
     the result leaves that have it).
     """
     backend_of(specs)       # mixed arguments are refused before tracing
-    t = trace(fn, root, args, specs)
+    FORWARD_TRACING[0] += 1
+    try:
+        t = trace(fn, root, args, specs)
+    finally:
+        FORWARD_TRACING[0] -= 1
     check_real_mode(t.forward.body)
     wrt = t.flat_inputs if positions is None else leaves_at(t.abstract, positions)
     name = t.qualname + "_grad" * t.gradients + "_jvp"

@@ -238,3 +238,27 @@ def test_several_outputs_inside_are_refused_clearly():
 def test_vmap_of_inputs_of_different_sizes_fails_when_run():
     with pytest.raises(AssertionError, match="mapped axes must have one size"):
         s2sad.jit(lambda x, y: s2sad.vmap(np.multiply)(x, y))(X, X[:2])
+
+
+def _outer_sin(x):
+    return np.sin(np.outer(x, x)) + np.cos(np.dot(x, x))
+
+
+_JAC_OUTER_SIN = s2sad.jacrev(_outer_sin)
+
+
+def _through_jacobian(y):
+    return _JAC_OUTER_SIN(y)
+
+
+def _jacrev_of_jacrev(x):
+    return np.sum(np.sin(s2sad.jacrev(_through_jacobian)(x)))
+
+
+def test_forward_mode_over_jacrev_of_jacrev_is_refused_and_reverse_mode_is_right():
+    """Forward mode of a program holding jacrev inside jacrev gave a wrong value
+    (0.38 where reverse mode and finite differences give -11.97): refused until fixed."""
+    x = np.random.RandomState(0).randn(2)
+    s2sad.check_grads(_jacrev_of_jacrev, (x,), order=2, modes=("rev",))
+    with pytest.raises(s2sad.CompileError, match="jacrev of a function that itself calls jacrev"):
+        s2sad.jvp(s2sad.grad(_jacrev_of_jacrev), (x,), (np.ones(2),))
