@@ -16,6 +16,7 @@ from .functional import grad, value_and_grad, get_grad
 from .vjp_jvp import vjp, jvp
 from .vmap import vmap
 from .jacobians import jacfwd, jacrev, hessian
+from . import closuregrad as _closuregrad  # noqa: F401  (stage hooks of grad, value_and_grad)
 from .jacobian import Jacobian, Hessian
 from .check import check_grads, GradCheckError
 from .inspection import get_source, get_ir

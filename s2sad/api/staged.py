@@ -205,6 +205,38 @@ class _MadeInside:
         raise TypeError("this function was made inside compiled code: call it there")
 
 
+def made_inside(args):
+    """Whether the first of ``args`` is a function made in the compiled code (a
+    lambda, a closure: neither known while compiling nor a runtime value)."""
+    return bool(args) and not is_const(args[0]) and not isinstance(args[0], (Var, tuple))
+
+
+def _of_closure(of_closure, args, kwargs, loc):
+    """``of_closure``'s stage function for the abstract ``args[0]``, the rest known."""
+    try:
+        made = of_closure(args[0], *[const_value(a) for a in args[1:]],
+                          **{k: const_value(v) for k, v in kwargs.items()})
+    except (TypeError, ValueError, RuntimeError) as e:
+        raise CompileError(str(e), loc)
+    return Const(_MadeInside(made))
+
+
+def closure_aware(api, of_closure):
+    """A stage hook for a ``constexpr`` factory (``s2sad.grad``) called in compiled
+    code: of a function made there, ``of_closure`` stages what it makes where that
+    is called; anything else is evaluated while compiling, as before."""
+    def stage(builder, args, kwargs, loc, path):
+        if not made_inside(args):
+            return builder.call_constexpr(Const(api, path), args, kwargs, loc)
+        if not all(is_const(a) for a in list(args[1:]) + list(kwargs.values())):
+            raise CompileError("inside compiled code, s2sad.%s of a function made there (a "
+                               "lambda, a closure) takes only arguments known while compiling "
+                               "(ints for the positions; no weights); or %s"
+                               % (api.__name__, _OUTSIDE), loc)
+        return _of_closure(of_closure, args, kwargs, loc)
+    return stage
+
+
 def evaluated_inside(api, of_closure=None):
     """A stage hook for a transform factory (``s2sad.jacrev``...) called in compiled
     code: with arguments known while compiling it runs now, and what it returns
@@ -213,14 +245,8 @@ def evaluated_inside(api, of_closure=None):
     function made in the compiled code (``fn`` abstract, the rest known)."""
     def stage(builder, args, kwargs, loc, path):
         rest = list(args[1:]) + list(kwargs.values())
-        if (of_closure is not None and args and not is_const(args[0])
-                and not isinstance(args[0], (Var, tuple)) and all(is_const(a) for a in rest)):
-            try:
-                made = of_closure(args[0], *[const_value(a) for a in args[1:]],
-                                  **{k: const_value(v) for k, v in kwargs.items()})
-            except (TypeError, ValueError) as e:
-                raise CompileError(str(e), loc)
-            return Const(_MadeInside(made))
+        if of_closure is not None and made_inside(args) and all(is_const(a) for a in rest):
+            return _of_closure(of_closure, args, kwargs, loc)
         if not all(is_const(a) for a in list(args) + list(kwargs.values())):
             raise CompileError("inside compiled code, s2sad.%s needs arguments known while "
                                "compiling: a function or Cell defined outside the compiled "
