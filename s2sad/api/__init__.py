@@ -8,7 +8,8 @@ cached entry after), ``fastpath`` (that per-call path for plain arrays),
 ``packing`` and ``args`` (what those share), ``vjp_jvp``, ``jacobians``
 (``jacfwd``/``jacrev``/``hessian``), ``jacobian`` (the lazy ``Jacobian`` and
 ``Hessian`` matrices), ``check`` (``check_grads``), ``inspection``
-(``get_source``/``get_ir``), ``jit`` (compiled forward execution).
+(``get_source``/``get_ir``), ``jit`` (compiled forward execution),
+``staged`` and ``closuregrad`` (transforms met inside compiled code).
 """
 from .gradoperation import GradOperation
 from .gradfunction import GradFunction

@@ -11,10 +11,12 @@ loop.  Those loops are then differentiated like any other loop, in both
 modes and to any order.  ``hessian`` is ``jacfwd`` of ``grad`` with a
 run-time check that the output has one element; ``vmap`` is a loop over the
 slices.  What these cannot do (several outputs, ``has_aux``, pytrees, a
-function made inside the compiled code) is a ``CompileError`` at the call.
+function made inside the compiled code for ``hessian``) is a ``CompileError`` at
+the call.
 """
 import numpy as np
 
+from ..driver.nested import stage_closure_gradient
 from ..errors import CompileError
 from ..frontend.values import const_value, is_const
 from ..ir import Var, Const
@@ -144,9 +146,11 @@ def stage_jacobian(builder, mode, fn, positions, single, has_aux, args, kwargs, 
             jacs.append(builder.call(Const(_jacfwd_columns),
                                      [fn, tuple(args), y, Const(p)], {}, loc))
     else:
-        # only known functions: a function made in the compiled code is refused earlier
-        gf = GradOperation(get_all=True, sens_param=True)(_gradient_target(const_value(fn)))
         runtime = [i for i, a in enumerate(args) if any(isinstance(v, Var) for v in leaves(a))]
+        if is_const(fn):
+            gf = GradOperation(get_all=True, sens_param=True)(_gradient_target(const_value(fn)))
+        else:
+            gf = _ClosureCotangents(fn, runtime)
         for p, x in zip(positions, xs):
             jacs.append(builder.call(Const(_jacrev_rows), [Const(gf), tuple(args), y, x,
                                                            Const(runtime.index(p))], {}, loc))
@@ -189,6 +193,20 @@ def stage_vmap(builder, fn, axes_of, out_axes, args, kwargs, loc):
                            "(a function returning one array); %s" % _OUTSIDE, loc)
     return builder.call(Const(_vmap_loop), [fn, tuple(args), Const(tuple(axes)),
                                             Const(out_axes), Const(mapped[0])], {}, loc)
+
+
+class _ClosureCotangents:
+    """What ``_jacrev_rows`` calls, for a function made in the compiled code, as it
+    calls ``GradOperation(get_all=True, sens_param=True)(fn)`` for a known one:
+    ``(*args, sens)`` gives the cotangents of the inputs at ``runtime``, staged
+    where the loop calls it."""
+
+    def __init__(self, fn, runtime):
+        self.fn, self.runtime = fn, runtime
+
+    def __s2sad_stage__(self, builder, args, kwargs, loc, path):
+        return tuple(stage_closure_gradient(builder, self.fn, list(args[:-1]), self.runtime,
+                                            loc, sens=args[-1])[1])
 
 
 class _MadeInside:
@@ -252,8 +270,8 @@ def evaluated_inside(api, of_closure=None):
                                "compiling: a function or Cell defined outside the compiled "
                                "code (not a lambda or closure made in it%s), and ints for the "
                                "positions; or %s"
-                               % (api.__name__, "" if of_closure else ": s2sad.jacfwd and "
-                                  "s2sad.vmap take those", _OUTSIDE), loc)
+                               % (api.__name__, "" if of_closure else ": s2sad.jacfwd, "
+                                  "s2sad.jacrev and s2sad.vmap take those", _OUTSIDE), loc)
         fn = const_value(args[0]) if args else None
         if fn is not None and not callable(fn):
             raise CompileError("For '%s', 'fn' must be a function or a Cell, but got %s"

@@ -134,6 +134,16 @@ def test_vjp_of_closure():
     _check(maml_vjp, (W, X), 1)
 
 
+def jacrev_of_closure(w, x):
+    j = s2sad.jacrev(lambda p: np.tanh(x @ p))(w)
+    return np.sum(np.sin(j))
+
+
+def test_jacrev_of_closure():
+    _check(jacrev_of_closure, (W, X), 0)
+    _check(jacrev_of_closure, (W, X), 1)
+
+
 def test_calls_with_other_captured_values_get_their_own_gradient():
     g = s2sad.grad(maml)
     for scale in (1.0, -2.5):
