@@ -8,7 +8,8 @@ cached entry after), ``fastpath`` (that per-call path for plain arrays),
 ``packing`` and ``args`` (what those share), ``vjp_jvp``, ``jacobians``
 (``jacfwd``/``jacrev``/``hessian``), ``jacobian`` (the lazy ``Jacobian`` and
 ``Hessian`` matrices), ``check`` (``check_grads``), ``inspection``
-(``get_source``/``get_ir``), ``jit`` (compiled forward execution).
+(``get_source``/``get_ir``), ``jit`` (compiled forward execution),
+``staged`` and ``closuregrad`` (transforms met inside compiled code).
 """
 from .gradoperation import GradOperation
 from .gradfunction import GradFunction
@@ -16,6 +17,7 @@ from .functional import grad, value_and_grad, get_grad
 from .vjp_jvp import vjp, jvp
 from .vmap import vmap
 from .jacobians import jacfwd, jacrev, hessian
+from . import closuregrad as _closuregrad  # noqa: F401  (stage hooks of grad, value_and_grad)
 from .jacobian import Jacobian, Hessian
 from .check import check_grads, GradCheckError
 from .inspection import get_source, get_ir

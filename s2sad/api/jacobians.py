@@ -395,7 +395,15 @@ def _jacfwd_of_closure(fn, grad_position=0, has_aux=False):
         builder, "fwd", fn, positions, single, has_aux, args, kwargs, loc)
 
 
+def _jacrev_of_closure(fn, grad_position=0, has_aux=False):
+    """``jacrev`` of a function made in compiled code: its staged Jacobian function."""
+    check_has_aux(has_aux)
+    positions, single = normalize_positions(grad_position, "jacrev")
+    return lambda builder, args, kwargs, loc: S.stage_jacobian(
+        builder, "rev", fn, positions, single, has_aux, args, kwargs, loc)
+
+
 jacfwd.__s2sad_stage__ = S.evaluated_inside(jacfwd, _jacfwd_of_closure)
-for _api in (jacrev, hessian):
-    _api.__s2sad_stage__ = S.evaluated_inside(_api)
+jacrev.__s2sad_stage__ = S.evaluated_inside(jacrev, _jacrev_of_closure)
+hessian.__s2sad_stage__ = S.evaluated_inside(hessian)
 

@@ -11,10 +11,12 @@ loop.  Those loops are then differentiated like any other loop, in both
 modes and to any order.  ``hessian`` is ``jacfwd`` of ``grad`` with a
 run-time check that the output has one element; ``vmap`` is a loop over the
 slices.  What these cannot do (several outputs, ``has_aux``, pytrees, a
-function made inside the compiled code) is a ``CompileError`` at the call.
+function made inside the compiled code for ``hessian``) is a ``CompileError`` at
+the call.
 """
 import numpy as np
 
+from ..driver.nested import stage_closure_gradient
 from ..errors import CompileError
 from ..frontend.values import const_value, is_const
 from ..ir import Var, Const
@@ -144,9 +146,11 @@ def stage_jacobian(builder, mode, fn, positions, single, has_aux, args, kwargs, 
             jacs.append(builder.call(Const(_jacfwd_columns),
                                      [fn, tuple(args), y, Const(p)], {}, loc))
     else:
-        # only known functions: a function made in the compiled code is refused earlier
-        gf = GradOperation(get_all=True, sens_param=True)(_gradient_target(const_value(fn)))
         runtime = [i for i, a in enumerate(args) if any(isinstance(v, Var) for v in leaves(a))]
+        if is_const(fn):
+            gf = GradOperation(get_all=True, sens_param=True)(_gradient_target(const_value(fn)))
+        else:
+            gf = _ClosureCotangents(fn, runtime)
         _REVERSE_ROWS[0] += 1
         try:
             _refuse_forward_over_nested_jacrev(loc)
@@ -214,6 +218,20 @@ def stage_vmap(builder, fn, axes_of, out_axes, args, kwargs, loc):
                                             Const(out_axes), Const(mapped[0])], {}, loc)
 
 
+class _ClosureCotangents:
+    """What ``_jacrev_rows`` calls, for a function made in the compiled code, as it
+    calls ``GradOperation(get_all=True, sens_param=True)(fn)`` for a known one:
+    ``(*args, sens)`` gives the cotangents of the inputs at ``runtime``, staged
+    where the loop calls it."""
+
+    def __init__(self, fn, runtime):
+        self.fn, self.runtime = fn, runtime
+
+    def __s2sad_stage__(self, builder, args, kwargs, loc, path):
+        return tuple(stage_closure_gradient(builder, self.fn, list(args[:-1]), self.runtime,
+                                            loc, sens=args[-1])[1])
+
+
 class _MadeInside:
     """What a transform returns, in compiled code, for a function made there (a
     lambda, a closure): known only abstractly, so staged where it is called."""
@@ -228,6 +246,38 @@ class _MadeInside:
         raise TypeError("this function was made inside compiled code: call it there")
 
 
+def made_inside(args):
+    """Whether the first of ``args`` is a function made in the compiled code (a
+    lambda, a closure: neither known while compiling nor a runtime value)."""
+    return bool(args) and not is_const(args[0]) and not isinstance(args[0], (Var, tuple))
+
+
+def _of_closure(of_closure, args, kwargs, loc):
+    """``of_closure``'s stage function for the abstract ``args[0]``, the rest known."""
+    try:
+        made = of_closure(args[0], *[const_value(a) for a in args[1:]],
+                          **{k: const_value(v) for k, v in kwargs.items()})
+    except (TypeError, ValueError, RuntimeError) as e:
+        raise CompileError(str(e), loc)
+    return Const(_MadeInside(made))
+
+
+def closure_aware(api, of_closure):
+    """A stage hook for a ``constexpr`` factory (``s2sad.grad``) called in compiled
+    code: of a function made there, ``of_closure`` stages what it makes where that
+    is called; anything else is evaluated while compiling, as before."""
+    def stage(builder, args, kwargs, loc, path):
+        if not made_inside(args):
+            return builder.call_constexpr(Const(api, path), args, kwargs, loc)
+        if not all(is_const(a) for a in list(args[1:]) + list(kwargs.values())):
+            raise CompileError("inside compiled code, s2sad.%s of a function made there (a "
+                               "lambda, a closure) takes only arguments known while compiling "
+                               "(ints for the positions; no weights); or %s"
+                               % (api.__name__, _OUTSIDE), loc)
+        return _of_closure(of_closure, args, kwargs, loc)
+    return stage
+
+
 def evaluated_inside(api, of_closure=None):
     """A stage hook for a transform factory (``s2sad.jacrev``...) called in compiled
     code: with arguments known while compiling it runs now, and what it returns
@@ -236,21 +286,15 @@ def evaluated_inside(api, of_closure=None):
     function made in the compiled code (``fn`` abstract, the rest known)."""
     def stage(builder, args, kwargs, loc, path):
         rest = list(args[1:]) + list(kwargs.values())
-        if (of_closure is not None and args and not is_const(args[0])
-                and not isinstance(args[0], (Var, tuple)) and all(is_const(a) for a in rest)):
-            try:
-                made = of_closure(args[0], *[const_value(a) for a in args[1:]],
-                                  **{k: const_value(v) for k, v in kwargs.items()})
-            except (TypeError, ValueError) as e:
-                raise CompileError(str(e), loc)
-            return Const(_MadeInside(made))
+        if of_closure is not None and made_inside(args) and all(is_const(a) for a in rest):
+            return _of_closure(of_closure, args, kwargs, loc)
         if not all(is_const(a) for a in list(args) + list(kwargs.values())):
             raise CompileError("inside compiled code, s2sad.%s needs arguments known while "
                                "compiling: a function or Cell defined outside the compiled "
                                "code (not a lambda or closure made in it%s), and ints for the "
                                "positions; or %s"
-                               % (api.__name__, "" if of_closure else ": s2sad.jacfwd and "
-                                  "s2sad.vmap take those", _OUTSIDE), loc)
+                               % (api.__name__, "" if of_closure else ": s2sad.jacfwd, "
+                                  "s2sad.jacrev and s2sad.vmap take those", _OUTSIDE), loc)
         fn = const_value(args[0]) if args else None
         if fn is not None and not callable(fn):
             raise CompileError("For '%s', 'fn' must be a function or a Cell, but got %s"

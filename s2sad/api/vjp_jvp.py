@@ -249,17 +249,39 @@ class _StagedVjp:
         raise TypeError("this vjp_fn was made inside compiled code: call it there")
 
 
+class _StagedClosureVjp(_StagedVjp):
+    """The ``vjp_fn`` of a ``vjp`` of a function made in compiled code: the cotangent of
+    every input, each input being a runtime value, as the eager ``vjp_fn`` gives them."""
+
+    def __init__(self, fn, inputs):
+        self.fn, self.inputs = fn, inputs
+
+    def __s2sad_stage__(self, builder, args, kwargs, loc, path):
+        if kwargs or not args:
+            raise CompileError("vjp_fn takes the cotangent 'v', mirroring the output of 'fn'",
+                               loc)
+        v = args[0] if len(args) == 1 else tuple(args)
+        positions = range(len(self.inputs))
+        return tuple(G.nested.stage_closure_gradient(builder, self.fn, list(self.inputs),
+                                                     positions, loc, sens=v)[1])
+
+
 def _stage_vjp(builder, args, kwargs, loc, path):
     """``vjp`` met inside compiled code: ``fn``'s output, staged, and a ``vjp_fn`` whose
     calls are staged as ``GradOperation(get_all=True, sens_param=True)(fn)``."""
     if not args or set(kwargs) - {"has_aux"}:
         raise CompileError("vjp takes (fn, *inputs, has_aux=False)", loc)
     fn, inputs, aux = args[0], tuple(args[1:]), kwargs.get("has_aux")
-    if not is_const(fn) or not callable(const_value(fn)):
-        raise CompileError("vjp's 'fn' must be a function or Cell known while compiling", loc)
     if aux is not None and not (is_const(aux) and const_value(aux) is False):
         raise CompileError("vjp(..., has_aux=True) inside compiled code is not supported; "
                            "call it outside", loc)
+    if not isinstance(fn, (Var, tuple)) and not is_const(fn):
+        # a lambda or closure made in the compiled code: its adjoint is staged at vjp_fn's
+        # call, what it captured being free variables an outer derivative goes through
+        return builder.call(fn, list(inputs), {}, loc), Const(_StagedClosureVjp(fn, inputs))
+    if not is_const(fn) or not callable(const_value(fn)):
+        raise CompileError("vjp's 'fn' must be a function or Cell known while compiling, or "
+                           "a function made in it", loc)
     out = builder.call(fn, list(inputs), {}, loc)
     gf = GradOperation(get_all=True, sens_param=True)(const_value(fn))
     return out, Const(_StagedVjp(gf, inputs))

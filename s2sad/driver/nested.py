@@ -9,6 +9,8 @@ frontend never imports AD or the user API.
 """
 import inspect
 
+import numpy as np
+
 from ..errors import CompileError
 from ..ir.nodes import Var, Const, Func, Op, leaves, map_structure, walk_ops
 from ..ir.primitive import complex_mode
@@ -109,6 +111,85 @@ def stage_gradient(b, gf, args, kwargs, loc, gf_path=None):
     return (grad.result[0], shaped) if gf.with_value else shaped
 
 
+def stage_closure_gradient(b, fn, args, positions, loc, sens=None, return_value=False,
+                           head_only=False):
+    """Inline the adjoint program of ``fn``, a function made in the compiled code (a
+    lambda, a nested def), applied to ``args``, with respect to ``args[p]`` for each
+    of ``positions``; ``(value or None, [gradient per position])``.
+
+    What ``fn`` captured of the enclosing program (its runtime values) are free
+    variables of the traced body: constants for this derivative, while the
+    spliced forward-and-backward ops keep using them, so an outer derivative
+    differentiates through the inner gradient (MAML-style inner steps).
+    """
+    inner, wrt = _closure_inputs(b, args, positions, loc)
+    with b.region():
+        result = b.call(fn, inner, {}, loc)
+        body = b.ops
+    check_result(result, loc)
+    if head_only:
+        try:
+            check_aux_structure(result)
+        except ValueError as e:
+            raise CompileError(str(e), loc)
+    check_real_mode(body)
+    grad = pipeline.run(pipeline.SIMPLIFY, reverse(Func("inner", [], body, result, loc), wrt,
+                                                   sens=sens, return_value=return_value,
+                                                   head_only=head_only))
+    b.ops.extend(grad.body)
+    value, grads = grad.result if return_value else (None, grad.result)
+    it = iter(grads)
+    return value, [map_structure(lambda v: next(it), inner[p]) for p in positions]
+
+
+def _closure_inputs(b, args, positions, loc):
+    """Fresh Vars for ``args`` (the traced closure's inputs) and the leaves of the
+    selected ones, each checked to be a runtime value, as the derivative needs."""
+    for p in positions:
+        if p >= len(args):
+            raise CompileError("grad_position %d is out of range: the function was called "
+                               "with %d input%s" % (p, len(args), "" if len(args) == 1
+                                                   else "s"), loc)
+    args = [_as_tuples(a) for a in args]
+    args = [map_structure(_float_input, a) if i in positions else a
+            for i, a in enumerate(args)]
+    inner = [map_structure(lambda v: _copy(b, v, loc), a) for a in args]
+    wrt = []
+    for p in positions:
+        if not all(isinstance(v, (Var, Const)) for v in leaves(inner[p])):
+            raise CompileError("the input at position %d of this gradient of a function made "
+                               "in the compiled code holds a dict or another pytree: inside "
+                               "compiled code it takes arrays, or tuples or lists of them; "
+                               "call it outside for pytrees" % p, loc)
+        if not all(isinstance(v, Var) for v in leaves(inner[p])):
+            raise CompileError("the input at position %d of this gradient of a function made "
+                               "in the compiled code is a constant (a Python number, or holds "
+                               "one), which gets no gradient; pass an array instead "
+                               "(np.asarray(...))" % p, loc)
+        wrt.extend(leaves(inner[p]))
+    return inner, wrt
+
+
+def _float_input(v):
+    """A Python float at a selected input, as the float64 scalar it is differentiated at
+    (as JAX and autograd do): compiled code folds NumPy arithmetic of constants into
+    Python numbers (``np.add(2.0, 0.0)``), so the eager call's rule (Python numbers
+    are constants) cannot be followed reliably here."""
+    if is_const(v) and type(const_value(v)) is float:
+        return Const(np.float64(const_value(v)))
+    return v
+
+
+def _copy(b, v, loc):
+    """A fresh Var for the runtime leaf ``v``: what the traced body is differentiated in."""
+    v = b.runtime_leaf(v)
+    if not isinstance(v, Var):
+        return v
+    c = b.emit(C.Copy(), [v], loc)
+    c.hint = v.hint
+    return c
+
+
 def _shaped(gf, inner, groups, wrt_in, which, grads):
     """The staged gradients as the eager call of ``gf`` returns them."""
     it = iter(grads[:len(wrt_in)])
@@ -166,15 +247,7 @@ def stage_jvp(b, fn, inputs, tangents, loc):
         raise CompileError("jvp got %d inputs but %d tangents" % (len(inputs), len(tangents)),
                            loc)
     wrt, given = [], []
-
-    def copy(v):
-        v = b.runtime_leaf(v)
-        if not isinstance(v, Var):
-            return v
-        c = b.emit(C.Copy(), [v], loc)
-        c.hint = v.hint
-        return c
-    inner = [map_structure(copy, a) for a in inputs]
+    inner = [map_structure(lambda v: _copy(b, v, loc), a) for a in inputs]
     for a, t in zip(inner, tangents):
         xs, ts = leaves(a), leaves(t)
         if len(xs) != len(ts):

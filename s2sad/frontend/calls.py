@@ -260,15 +260,7 @@ class Calls:
         if structural is not None:      # rearranges abstract values while compiling
             return structural(*args, **kwargs)
         if getattr(f, "__s2sad_constexpr__", False):
-            if not (all(is_const(a) for a in args) and all(is_const(v) for v in kwargs.values())):
-                if getattr(f, "__s2sad_takes_inputs_whole__", False):  # ``grad(net, 0, weights)``
-                    return self.evaluate_on_objects(f, args, kwargs, loc)
-                raise CompileError("%s is evaluated while compiling, so its arguments must be "
-                                   "known then; it got a runtime value" % describe(f), loc)
-            # ``s2sad.grad(f)``: the gradient compiled from ``f`` is specialised on what
-            # ``f`` captured, so ``f`` is guarded whole (its closure's contents)
-            self.read_whole(func, args, kwargs)
-            return self.evaluate(f, args, kwargs, loc)
+            return self.call_constexpr(func, args, kwargs, loc)
         target = resolve.call_target(f)
         if target is not None:
             return self.call_target(func, target, args, kwargs, loc)
@@ -280,6 +272,20 @@ class Calls:
                 dict({k: self.lift(v, _step(p, "keywords", Item(k)))
                       for k, v in f.keywords.items()}, **kwargs), loc)
         return self.call_opaque(func, args, kwargs, loc)
+
+    def call_constexpr(self, func, args, kwargs, loc):
+        """Evaluate the ``constexpr`` function ``func`` (a ``Const``) now, on its known
+        arguments (also the fallback of a factory's stage hook, ``s2sad.grad``'s)."""
+        f = func.value
+        if not (all(is_const(a) for a in args) and all(is_const(v) for v in kwargs.values())):
+            if getattr(f, "__s2sad_takes_inputs_whole__", False):  # ``grad(net, 0, weights)``
+                return self.evaluate_on_objects(f, args, kwargs, loc)
+            raise CompileError("%s is evaluated while compiling, so its arguments must be "
+                               "known then; it got a runtime value" % describe(f), loc)
+        # ``s2sad.grad(f)``: the gradient compiled from ``f`` is specialised on what
+        # ``f`` captured, so ``f`` is guarded whole (its closure's contents)
+        self.read_whole(func, args, kwargs)
+        return self.evaluate(f, args, kwargs, loc)
 
     def call_target(self, func, target, args, kwargs, loc):
         """Inline what ``resolve.call_target`` found to run for ``func``: a Cell's
