@@ -31,10 +31,13 @@ def read_after(func):
     writes its statement, so it asks for the names once the loop is written.
     """
     later = {v.id: v for v in leaves(func.result) if isinstance(v, Var)}
+    # a loop body may rebind a top-level Var (a loop-invariant value pushed in the
+    # forward loop is popped back into itself): the top level releases it, not the body
+    top = [o for op in func.body for o in op.outs]
     out = []
     for op, vs in zip(reversed(func.body), reversed(top_level_reads(func))):
         loop = type(op.prim).__name__ in ("ForRange", "While")
-        out.append(list(later.values()) if loop else None)
+        out.append(list(later.values()) + top if loop else None)
         later.update((v.id, v) for v in vs)
     out.reverse()
     return out

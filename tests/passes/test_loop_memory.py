@@ -215,3 +215,20 @@ def test_rows_let_go_of_values_read_once():
     assert len(b.value) <= -(-len(stack) // 8)
     # a value read again is computed again, the same
     assert np.array_equal(a[5], 1 + stack[5][0]) and np.array_equal(b[5], 1 / (1 + stack[5][0]))
+
+
+def _pushes_its_trip_count(x):
+    v = x * 1.0
+    for i in range(x.shape[0]):
+        for r in x:
+            v = v + 0.1 * np.sin(r) * v
+    return np.sum(v)
+
+
+def test_a_top_level_value_popped_back_in_a_loop_is_released_once():
+    """The inner loop's trip count (a top-level value) is pushed by the forward loop
+    and popped back into itself by the backward one: the backward body must not
+    ``del`` it (the top level does; a second ``del`` raised UnboundLocalError)."""
+    x = np.array([[0.3, -0.2], [0.5, 0.1]])
+    g = s2sad.grad(_pushes_its_trip_count)(x)
+    np.testing.assert_allclose(g, numeric_grad(_pushes_its_trip_count, (x,), 0), rtol=1e-6)
