@@ -177,3 +177,23 @@ def test_item_assignment_is_refused():
         return np.sum(y)
     with pytest.raises(CompileError, match="'SetItem' has no complex rule"):
         s2sad.grad(f)(Z)
+
+
+def _elementwise_exp(z):
+    return np.exp(z)
+
+
+def _elementwise_abs2(z):
+    return np.abs(z) ** 2
+
+
+def test_a_non_scalar_complex_output_is_refused_like_a_scalar_one():
+    """A non-scalar output's gradient seeds the adjoint with ones and never reads the
+    value: the check that it is real was dropped as dead code, and grad returned the
+    holomorphic derivative without holomorphic=True."""
+    z = np.array([[0.3 + 0.2j, -0.5 + 1.0j], [1.1 - 0.4j, 0.2 + 0.0j]])
+    with pytest.raises(TypeError, match="needs a real-valued output"):
+        s2sad.grad(_elementwise_exp)(z)
+    np.testing.assert_allclose(s2sad.grad(_elementwise_exp, holomorphic=True)(z), np.exp(z))
+    # a real non-scalar output: the sum of |z|^2, whose gradient is df/dx - 1j df/dy = 2 conj(z)
+    np.testing.assert_allclose(s2sad.grad(_elementwise_abs2)(z), 2 * np.conj(z))

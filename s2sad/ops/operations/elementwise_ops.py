@@ -142,8 +142,12 @@ class RealLike(Primitive):
 
 class RealOutput(Primitive):
     """The differentiated output itself, after checking it is real (programs with
-    complex inputs not declared holomorphic)."""
+    complex inputs not declared holomorphic).  Stateful: the check must run even
+    where no later op reads the output (a non-scalar output's gradient seeds the
+    adjoint with ones and never reads the value, so dead-code elimination would
+    drop it, and a complex output's holomorphic derivative came back silently)."""
     complex_ok = True
+    stateful = True
     view = True
     linearity = "linear"
     output_shape_of = 0
