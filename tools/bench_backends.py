@@ -12,7 +12,8 @@ is timed; GPU work is synchronised before each clock read.  The ratios are
 reported, never asserted (timings are not tests).
 
     python tools/bench_backends.py [--sizes small,large] [--repeat N] [--dtype float32|float64]
-                                   [--gpu-only] [--cells] [--json out.json]
+                                   [--gpu-only] [--cells] [--models convnet,lstm,transformer]
+                                   [--json out.json]
 
 ``--cells`` also times one ``TrainOneStepCell`` step (Momentum) of the same MLP
 as an ``nn.Cell`` under each data setting (NumPy; ``array_library="torch"``;
@@ -272,6 +273,86 @@ def run_cells(size_name, repeat):
     return medians
 
 
+MODELS = {"convnet": ("lenet_td", "lenet_data", tuple(range(10))),
+          "lstm": ("lstm", "lstm_data", (0, 1, 2)),
+          "transformer": ("block", "block_data", tuple(range(6)))}
+
+
+def model_contenders(name, quick=False):
+    """{(library, contender): (callable, to_numpy, sync)} for one of ``tools/bench_models``'
+    NumPy models: s2sad's gradient on PyTorch (CPU, CUDA) and JAX arrays, next to
+    ``torch.autograd`` of the same function written with ``torch`` calls and
+    ``jax.jit(jax.grad)`` of it written with ``jax.numpy``; plus the NumPy reference."""
+    import bench as B
+    import bench_models as BM
+    import bench_models_defs as M
+    fn_name, data_name, wrt = MODELS[name]
+    fn, args = getattr(M, fn_name), getattr(M, data_name)(quick)
+    grad = s2sad.grad(fn, grad_position=wrt)
+    out = {("numpy", "s2sad"): (lambda: grad(*args), np.asarray, None)}
+    try:
+        import torch
+    except ImportError:
+        torch = None
+    if torch is not None:
+        tfn = B.rebind_numpy(fn, BM.torch_numpy(torch))
+        for device in ("cpu", "cuda") if torch.cuda.is_available() else ("cpu",):
+            targs = tuple(torch.from_numpy(a).to(device) for a in args)
+            sync = torch.cuda.synchronize if device == "cuda" else None
+            peer = BM._torch_grad_at(torch, tfn, wrt)
+            out[("torch-" + device, "s2sad")] = (lambda t=targs: grad(*t), _torch_np, sync)
+            out[("torch-" + device, "torch.autograd")] = (lambda t=targs, g=peer: g(*t),
+                                                          _torch_np, sync)
+    try:
+        import jax
+        import jax.numpy as jnp
+    except ImportError:
+        return out
+    jargs = tuple(jnp.asarray(a) for a in args)
+    jitted = jax.jit(jax.grad(B.rebind_numpy(fn, jnp), argnums=wrt))
+    lib = "jax-" + str(jargs[0].devices().pop().platform)
+
+    def s2sad_jit():
+        with s2sad.options(backend_jit=True):
+            return grad(*jargs)
+    out[(lib, "s2sad backend_jit")] = (s2sad_jit, np.asarray, None)
+    out[(lib, "jax.jit(jax.grad)")] = (lambda: jitted(*jargs), np.asarray, None)
+    return out
+
+
+def run_models(names, repeat, quick=False):
+    """Time ``model_contenders`` of each model, interleaved; print the ratios."""
+    results = {}
+    for name in names:
+        found = model_contenders(name, quick)
+        ref = found[("numpy", "s2sad")][0]()
+        times = {}
+        for key, (fn, to_np, sync) in found.items():
+            try:
+                _, got = timed(fn, sync)
+            except Exception as e:      # noqa: BLE001 (reported, not fatal)
+                print("%s %s: %s: %s" % (key + (type(e).__name__, str(e).splitlines()[0][:120])))
+                continue
+            for g, r in zip(got, ref):
+                if not np.allclose(to_np(g), r, rtol=2e-3, atol=2e-4):
+                    sys.exit("WRONG gradient from %s %s on %s" % (key + (name,)))
+            times[key] = []
+        for _ in range(repeat):
+            for key in times:
+                fn, _, sync = found[key]
+                times[key].append(timed(fn, sync)[0])
+        medians = {k: statistics.median(v) for k, v in times.items()}
+        print("\n### %s (tools/bench_models_defs.py)\n" % name)
+        print("| library | contender | median ms | s2sad / this |")
+        print("|---|---|---|---|")
+        for (lib, who), t in sorted(medians.items()):
+            mine = medians.get((lib, "s2sad"), medians.get((lib, "s2sad backend_jit")))
+            print("| %s | %s | %.3f | %.2f |" % (lib, who, t * 1e3,
+                                                  (mine or float("nan")) / t))
+        results[name] = {"%s/%s" % k: v for k, v in medians.items()}
+    return results
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="small")
@@ -281,6 +362,8 @@ def main():
                         help="time the GPU libraries only (NumPy still gives the reference)")
     parser.add_argument("--cells", action="store_true",
                         help="also time a TrainOneStepCell step of an MLP Cell on each setting")
+    parser.add_argument("--models", default="",
+                        help="also time bench_models' convnet,lstm,transformer on each library")
     parser.add_argument("--json")
     opts = parser.parse_args()
     dtype = np.dtype(opts.dtype).type
@@ -292,6 +375,9 @@ def main():
         if opts.cells:
             cells = run_cells(size_name, opts.repeat)
             results[size_name + "-cells"] = {"%s/%s" % k: v for k, v in cells.items()}
+    if opts.models:
+        sys.path.insert(0, __import__("os").path.dirname(__import__("os").path.abspath(__file__)))
+        results.update(run_models(opts.models.split(","), opts.repeat))
     if opts.json:
         with open(opts.json, "w") as f:
             json.dump(results, f, indent=1)

@@ -9,6 +9,7 @@ with a library's own call only where the standard has none (adding into
 repeated positions).  A helper missing here is refused when compiling, with
 the primitive that needs it named, never converted through NumPy.
 """
+import math
 import types
 from math import prod
 
@@ -240,14 +241,6 @@ class Helpers(NNHelpers):
         out[index] = value
         return out
 
-    def array_setitem_in_place(self, x, index, value):
-        """``x`` with ``value`` written at ``index``, in place where the library allows
-        (generated code asks ``spare`` first, which says no here: kept for the name)."""
-        if self.library == "jax":
-            return x.at[index].set(value)
-        x[index] = value
-        return x
-
     def array_setitem_value_grad(self, dout, index):
         """``dout[index]``: the gradient of the value written by ``x[index] = value``.
 
@@ -282,6 +275,14 @@ class Helpers(NNHelpers):
         if index is Ellipsis:
             return acc + d
         return self._add_at(acc, index, d)
+
+    def array_unstack(self, x, axis, num):
+        """The slices of ``x`` along ``axis``, as a tuple (checks ``num`` if given)."""
+        n = shape_of(x)[axis]
+        if num is not None and n != num:
+            raise ValueError("For 'Unstack', the size of axis %d is %d, but 'num' is %d"
+                             % (axis, n, num))
+        return tuple(self.xp.moveaxis(x, axis, 0))
 
     def array_cast_like(self, a, x):
         """``a`` converted to the dtype of the array ``x`` (a no-op when it already has it)."""
@@ -345,6 +346,21 @@ def _axes(axis):
     return tuple(axis) if isinstance(axis, list) else axis
 
 
+#: elementwise functions generated code may call on a Python number (PyTorch's take
+#: tensors only); ``math`` has each under the same name
+_NUMBER_MATH = ("sqrt", "exp", "log", "sin", "cos", "tan", "tanh", "log1p", "expm1")
+
+
+def _numbers_too(on_arrays, on_numbers):
+    """``on_arrays``, or ``on_numbers`` (``math``'s) for a Python int or float."""
+    def either(x, *args, **kwargs):
+        if type(x) in (int, float):
+            return on_numbers(x)
+        return on_arrays(x, *args, **kwargs)
+    either.__name__ = on_arrays.__name__
+    return either
+
+
 def extend_namespace(xp):
     """Give the namespace ``xp`` what generated code calls beyond the standard.
 
@@ -365,6 +381,18 @@ def extend_namespace(xp):
     xp.zeros_like = number_or(zeros_like, 0)
     xp.ones_like = number_or(ones_like, 1)
     xp.shape = shape_of
+    for name in _NUMBER_MATH:      # np.sqrt(d) of a run-time int (a shape): a float, as NumPy
+        if hasattr(xp, name):
+            setattr(xp, name, _numbers_too(getattr(xp, name), getattr(math, name)))
+    if hasattr(xp, "permute_dims"):
+        permute = xp.permute_dims
+
+        def transpose(x, axes=None):
+            """NumPy's ``transpose(x, axes)`` (PyTorch's swaps two dimensions)."""
+            if axes is None:
+                axes = tuple(reversed(range(len(shape_of(x)))))
+            return permute(x, tuple(axes))
+        xp.transpose = transpose
 
 
 def _any_rank_take(take, reshape):

@@ -153,3 +153,28 @@ def test_arrays_made_from_numbers_go_to_the_arguments_device():
     assert xp.zeros((2,), dtype=torch.float32).device.type == "meta"
     assert xp.zeros((2,), device="cpu").device.type == "cpu"
     assert backend_for("torch", "cpu").xp.arange(3).device.type == "cpu"
+
+
+def _heads(x, w):
+    n, t, d = x.shape
+    q = np.transpose((x @ w).reshape(n, t, 2, d // 2), (0, 2, 1, 3))
+    return np.sum(np.tanh(q / np.sqrt(d // 2)))
+
+
+def _unstacked(x):
+    a, b, c = np.stack([x, 2 * x, x * x])
+    return np.sum(a * b + c)
+
+
+def test_numpy_transpose_axes_sqrt_of_a_shape_and_unstacking_run_on_torch():
+    """``np.transpose(x, axes)`` (PyTorch's transpose swaps two dims), ``np.sqrt`` of a
+    run-time int from a shape (PyTorch's sqrt takes tensors only), and unpacking an
+    array into rows: each ran on NumPy only (a raw TypeError, or a refusal)."""
+    rng = np.random.default_rng(3)
+    x, w = rng.normal(size=(2, 3, 4)), rng.normal(size=(4, 4))
+    for fn, args in ((_heads, (x, w)), (_unstacked, (x,))):
+        positions = tuple(range(len(args)))
+        want = s2sad.grad(fn, grad_position=positions)(*args)
+        got = s2sad.grad(fn, grad_position=positions)(*map(torch.from_numpy, args))
+        for g, e in zip(got, want):
+            np.testing.assert_allclose(g.numpy(), e, rtol=1e-12)
