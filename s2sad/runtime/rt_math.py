@@ -238,28 +238,38 @@ def _argsort(labels):
 
 def math_tensordot_grad_a(dout, b, axes):
     """Gradient of ``tensordot(a, b, axes)`` w.r.t. ``a`` (a's rank is read off ``dout``)."""
-    nb = np.ndim(b)
-    n = _ncontract(axes)
-    na = np.ndim(dout) - (nb - n) + n
-    ia, ib = math_tensordot_axes(na, nb, axes)
-    a_free = [i for i in range(na) if i not in ia]
-    b_free = [j for j in range(nb) if j not in ib]
-    res = np.tensordot(dout, b, axes=(list(range(len(a_free), np.ndim(dout))), b_free))
-    labels = a_free + [ia[ib.index(j)] for j in sorted(ib)]
-    return np.transpose(res, _argsort(labels))
+    return tensordot_grad_a(dout, b, axes, np.tensordot, np.transpose)
 
 
 def math_tensordot_grad_b(a, dout, axes):
     """Gradient of ``tensordot(a, b, axes)`` w.r.t. ``b`` (b's rank is read off ``dout``)."""
-    na = np.ndim(a)
+    return tensordot_grad_b(a, dout, axes, np.tensordot, np.transpose)
+
+
+def tensordot_grad_a(dout, b, axes, tensordot, permute):
+    """``math_tensordot_grad_a`` with a library's ``tensordot`` and axis permutation."""
+    nb = _rank(b)
     n = _ncontract(axes)
-    nb = np.ndim(dout) - (na - n) + n
+    na = _rank(dout) - (nb - n) + n
     ia, ib = math_tensordot_axes(na, nb, axes)
     a_free = [i for i in range(na) if i not in ia]
     b_free = [j for j in range(nb) if j not in ib]
-    res = np.tensordot(a, dout, axes=(a_free, list(range(len(a_free)))))
+    res = tensordot(dout, b, axes=(list(range(len(a_free), _rank(dout))), b_free))
+    labels = a_free + [ia[ib.index(j)] for j in sorted(ib)]
+    return permute(res, tuple(_argsort(labels)))
+
+
+def tensordot_grad_b(a, dout, axes, tensordot, permute):
+    """``math_tensordot_grad_b`` with a library's ``tensordot`` and axis permutation."""
+    na = _rank(a)
+    n = _ncontract(axes)
+    nb = _rank(dout) - (na - n) + n
+    ia, ib = math_tensordot_axes(na, nb, axes)
+    a_free = [i for i in range(na) if i not in ia]
+    b_free = [j for j in range(nb) if j not in ib]
+    res = tensordot(a, dout, axes=(a_free, list(range(len(a_free)))))
     labels = [ib[ia.index(i)] for i in sorted(ia)] + b_free
-    return np.transpose(res, _argsort(labels))
+    return permute(res, tuple(_argsort(labels)))
 
 
 def math_norm_shape(x, kind, ord):

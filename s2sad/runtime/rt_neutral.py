@@ -16,6 +16,7 @@ from math import prod
 from . import (UNDEFINED, check_assert, check_defined, constexpr, expand_reduced,
                inverse_permutation, reduce_axes, reduced_count, _basic_index, _summed_axes)
 from .rt_array import array_np_dtype, array_unpack, flattened_shape
+from .rt_math import tensordot_grad_a, tensordot_grad_b
 from .rt_neutral_nn import NNHelpers, TorchNNHelpers
 from .rt_nn import nn_norm_axes
 
@@ -275,6 +276,14 @@ class Helpers(NNHelpers):
         if index is Ellipsis:
             return acc + d
         return self._add_at(acc, index, d)
+
+    def math_tensordot_grad_a(self, dout, b, axes):
+        """Gradient of ``tensordot(a, b, axes)`` w.r.t. ``a`` (NumPy's helper's steps)."""
+        return tensordot_grad_a(dout, b, axes, self.xp.tensordot, self.xp.permute_dims)
+
+    def math_tensordot_grad_b(self, a, dout, axes):
+        """Gradient of ``tensordot(a, b, axes)`` w.r.t. ``b``."""
+        return tensordot_grad_b(a, dout, axes, self.xp.tensordot, self.xp.permute_dims)
 
     def array_unstack(self, x, axis, num):
         """The slices of ``x`` along ``axis``, as a tuple (checks ``num`` if given)."""

@@ -178,3 +178,21 @@ def test_numpy_transpose_axes_sqrt_of_a_shape_and_unstacking_run_on_torch():
         got = s2sad.grad(fn, grad_position=positions)(*map(torch.from_numpy, args))
         for g, e in zip(got, want):
             np.testing.assert_allclose(g.numpy(), e, rtol=1e-12)
+
+
+def _conv_by_tensordot(x, c):
+    cols = np.stack([x[:, i:i + 3, :] for i in range(2)], axis=2)
+    return np.sum(np.tanh(np.tensordot(cols, c, axes=([2, 3], [0, 1]))))
+
+
+def test_tensordot_over_two_axes_and_its_gradients_run_on_torch():
+    """im2col by slicing + ``np.tensordot(cols, c, axes=([2, 3], [0, 1]))``: the
+    gradients' helpers existed for NumPy only (refused), and the forward call
+    passed ``axes`` by position, which PyTorch's array-API ``tensordot`` refuses."""
+    rng = np.random.default_rng(4)
+    x, c = rng.normal(size=(2, 4, 5)), rng.normal(size=(2, 5, 3))
+    want = s2sad.grad(_conv_by_tensordot, grad_position=(0, 1))(x, c)
+    got = s2sad.grad(_conv_by_tensordot, grad_position=(0, 1))(torch.from_numpy(x),
+                                                                torch.from_numpy(c))
+    for g, e in zip(got, want):
+        np.testing.assert_allclose(g.numpy(), e, rtol=1e-12)

@@ -338,7 +338,7 @@ class Tensordot(Primitive):
         super().__init__(axes=_tensordot_axes(axes))
 
     def emit(self, x, y):
-        return "xp.tensordot(%s, %s, %r)" % (x, y, self.axes)
+        return "xp.tensordot(%s, %s, axes=%r)" % (x, y, self.axes)
 
 
 class TensordotGradA(Primitive):
