@@ -32,8 +32,12 @@ def _cupy():
 
 torch = _torch_cuda()
 cupy = _cupy()
-needs_torch = pytest.mark.skipif(torch is None, reason="no CUDA device for PyTorch")
-needs_cupy = pytest.mark.skipif(cupy is None, reason="CuPy with a CUDA device is not installed")
+needs_torch = pytest.mark.skipif(
+    torch is None, reason="PyTorch sees no CUDA GPU on this machine: these checks run where one is "
+    "(docs/backends.md, 'GPUs')")
+needs_cupy = pytest.mark.skipif(
+    cupy is None, reason="CuPy with a working CUDA device is not installed: these checks run where "
+    "one is (docs/backends.md, 'GPUs')")
 
 
 def loss(w, x):

@@ -12,7 +12,8 @@ torch = pytest.importorskip(
     "torch", reason="PyTorch is not installed (pip install -e '.[torch]' runs these tests)")
 pytest.importorskip("array_api_compat", reason="array-api-compat is not installed")
 if not torch.cuda.is_available():
-    pytest.skip("no CUDA GPU available to PyTorch (torch.cuda.is_available() is False)",
+    pytest.skip("PyTorch sees no CUDA GPU (torch.cuda.is_available() is False): these checks run "
+                "where one is (docs/backends.md, 'GPUs')",
                 allow_module_level=True)
 
 import s2sad  # noqa: E402

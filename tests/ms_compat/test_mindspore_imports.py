@@ -136,7 +136,8 @@ def test_a_gpu_without_cuda_torch_is_refused_saying_what_to_install():
     except ImportError:
         gpu = False
     if gpu:
-        pytest.skip("a GPU is available here (tests/backends/test_gpu_cells.py runs on it)")
+        pytest.skip("PyTorch sees a CUDA GPU here, so device_target='GPU' is accepted and its "
+                    "refusal cannot happen; tests/backends/test_gpu_cells.py checks the GPU instead")
     with pytest.raises(ValueError, match="device_target='GPU' needs .*(CUDA|GPU)"):
         context.set_context(device_target="GPU")
     assert context.get_context("device_target") == "CPU"

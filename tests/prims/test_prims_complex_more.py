@@ -15,7 +15,9 @@ try:        # SciPy is optional: its tests are skipped without it
     from scipy import linalg, special
 except ImportError:     # pragma: no cover - depends on the environment
     linalg = special = None
-needs_scipy = pytest.mark.skipif(linalg is None, reason="needs SciPy")
+needs_scipy = pytest.mark.skipif(
+    linalg is None, reason="SciPy is optional and not installed (pip install -e '.[scipy]'): "
+    "the scipy.linalg/scipy.special rules are checked where it is")
 
 RNG = np.random.default_rng(27)
 
