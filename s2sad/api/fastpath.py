@@ -41,6 +41,8 @@ class FastPath:
         types = tuple(map(type, args))
         if any(t is not _ndarray and t is not Tensor for t in types):
             return None
+        if any(t is _ndarray and a.ndim == 0 for t, a in zip(types, args)):
+            return None     # code compiled for 0-d arrays: ranks are checked by the spec
         fast = FastPath()
         fast.types = types
         fast.arrays_only = all(t is _ndarray for t in types)

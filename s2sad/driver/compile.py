@@ -95,6 +95,7 @@ def _simplified(ir, t, backend):
     """``ir`` through the final passes, its results keeping their names."""
     names = [getattr(v, "hint", None) for v in leaves(ir.result)]
     ir.scalar_ids = t.scalar_ids        # the inputs every derived program shares
+    ir.float64_ids = t.float64_ids
     ir = pipeline.run(pipeline.FINAL if backend is None else pipeline.FINAL_ANY_LIBRARY, ir)
     _keep_result_names(ir, names)
     return ir

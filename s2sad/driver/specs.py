@@ -33,10 +33,21 @@ _TENSOR_SPEC = ("tensor",)
 # a complex array compiles apart: rules with a complex form of their own
 # (``np.abs``, ``np.real``...) emit other code for it
 COMPLEX_ARRAY_SPEC = ("array", "complex")
+# a real array of shape () compiles apart, per dtype: its code skips the shape
+# work of broadcasting (``opt/scalars.py``), which a loop of scalar steps is mostly
+# made of, and a float64 one may run as a Python float (``opt/floats.py``)
+_ARRAY0_SPECS = {}
 
 
 def _array_spec(v):
-    return COMPLEX_ARRAY_SPEC if v.dtype.kind == "c" else ARRAY_SPEC
+    if v.dtype.kind == "c":
+        return COMPLEX_ARRAY_SPEC
+    if v.ndim:
+        return ARRAY_SPEC
+    spec = _ARRAY0_SPECS.get(v.dtype)
+    if spec is None:
+        spec = _ARRAY0_SPECS[v.dtype] = ("array", "0-d", v.dtype.str)
+    return spec
 
 
 # exact type -> spec builder, filled as types are met: called on every
@@ -222,16 +233,25 @@ def _abstract(value, spec, hint, flat):
 
 
 def scalar_inputs(abstract, specs):
-    """Ids of the input Vars 0-d at every call: NumPy scalars and ``mutable`` Python numbers.
+    """Ids of the input Vars 0-d at every call: NumPy scalars, real arrays of shape ()
+    and ``mutable`` Python numbers."""
+    return _inputs_where(abstract, specs, lambda s: s[0] == "npscalar" or s == _MUTABLE_NUMBER
+                         or s[:2] == ("array", "0-d"))
 
-    Not 0-d arrays (spec ``array``, as arrays of any shape).
-    """
+
+def float64_scalar_inputs(abstract, specs):
+    """Ids of the input Vars that are 0-d float64 at every call (``np.float64``, arrays)."""
+    return _inputs_where(abstract, specs, lambda s: s[:3] == ("array", "0-d", "<f8") or
+                         s[0] == "npscalar" and s[1] is np.float64)
+
+
+def _inputs_where(abstract, specs, test):
     out = set()
     for a, s in zip(abstract, specs):
-        if isinstance(a, Var) and (s[0] == "npscalar" or s == _MUTABLE_NUMBER):
+        if isinstance(a, Var) and test(s):
             out.add(a.id)
         elif isinstance(a, tuple) and s[0] in ("tuple", "list"):
-            out |= scalar_inputs(a, s[1:])
+            out |= _inputs_where(a, s[1:], test)
     return frozenset(out)
 
 

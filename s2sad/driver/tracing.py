@@ -22,7 +22,7 @@ from ..ops.primitive import Primitive
 from ..ir.primitive import complex_mode
 from ..errors import CompileError
 from ..opt import pipeline
-from .specs import abstract_args, scalar_inputs
+from .specs import abstract_args, float64_scalar_inputs, scalar_inputs
 
 
 def _param_names(fn, is_method):
@@ -117,6 +117,7 @@ def trace(fn, root, args, specs, weights=(), weight_paths=(), origin=(FN,)):
                                                 info.loc(info.tree)))
     return Trace(forward=forward, abstract=abstract, flat_inputs=flat_inputs,
                  scalar_ids=scalar_inputs(abstract, specs),
+                 float64_ids=float64_scalar_inputs(abstract, specs),
                  weight_vars=weight_vars, builder=builder, info=info, qualname=qualname,
                  display=display, hints=hints, result=result,
                  gradients=getattr(fn, "__s2sad_gradients__", 0))

@@ -243,6 +243,22 @@ class HoistedShape(Primitive):
         return "rt.ShapeOf(%s)" % x
 
 
+class PyFloat(Primitive):
+    """``float(x)``: a 0-d float64 input run as a Python float (``opt/floats.py``)."""
+    differentiable = False
+
+    def emit(self, x):
+        return "float(%s)" % x
+
+
+class ToFloat64(Primitive):
+    """``np.float64(x)``: a result that may be a Python float, returned as NumPy's scalar."""
+    differentiable = False
+
+    def emit(self, x):
+        return "xp.float64(%s)" % x
+
+
 class CheckGradShape(Primitive):
     """Identity on a user rule's gradient that first checks it has its input's shape."""
     taylor = "nested"   # a user bprop's output, not classified for Taylor mode

@@ -208,13 +208,15 @@ def walk_blocks(ops):
 def substitute(a, subst):
     """``a`` (a value or a nested tuple) with each Var replaced by what ``subst`` maps its id to.
 
-    Chains are followed (``subst`` may map a value to one it maps further).
+    Chains are followed (``subst`` may map a value to one it maps further, or to a ``Const``).
     """
     if isinstance(a, tuple):
         return tuple(substitute(x, subst) for x in a)
     if isinstance(a, Var):
         while a.id in subst:
             a = subst[a.id]
+            if not isinstance(a, Var):      # replaced by a constant
+                break
     return a
 
 
@@ -245,6 +247,8 @@ class Func:
         # written by the driver from the argument specs, read by
         # ``opt.scalars``.
         self.scalar_ids = frozenset()
+        # The subset of those that are float64 (``opt.floats``).
+        self.float64_ids = frozenset()
 
 
 def is_var(x):

@@ -25,6 +25,7 @@ block, pushed once and popped once at the top of its body, is rewritten.
 """
 from ..ir.control import ForRange, NewStack, RowAt, StackPop, StackPush, StackRows
 from ..ir.nodes import Const, Op, RowsOf, Var, defined_ids, leaves, walk_ops
+from .scalars import known_scalars
 
 _NUMBER = (bool, int, float)
 
@@ -40,6 +41,7 @@ def batch_popped(func):
             elif isinstance(o.prim, StackPop):
                 pops[o.args[0].id] = pops.get(o.args[0].id, 0) + 1
     out, earlier = [], set()
+    zero_d = None
     for op in func.body:
         if isinstance(op.prim, ForRange):
             body = op.regions[-1]
@@ -48,21 +50,23 @@ def batch_popped(func):
             # every entry pushed (by one op, run earlier) before the loop pops any
             if sid in made and pops.get(sid) == 1 and len(pushed.get(sid, ())) == 1 \
                     and id(pushed[sid][0]) in earlier:
-                out.extend(_batch(op, pop))
+                if zero_d is None:
+                    zero_d = known_scalars(func)
+                out.extend(_batch(op, pop, zero_d))
         out.append(op)
         earlier.add(id(op))
     func.body = out
     return func
 
 
-def _batch(loop, pop):
+def _batch(loop, pop, zero_d):
     """The ops to put before ``loop``; rewrites its body to read their rows."""
     body = loop.regions[-1]
     inside = defined_ids([loop])      # its own outputs too: no body op reads them
     popped = {o.id: k for k, o in enumerate(pop.outs)}
     batched, operands = {}, {}          # op out id -> op; outside Var id -> Var
     for op in body.ops[1:]:
-        if _batchable(op, popped, batched, inside):
+        if _batchable(op, popped, batched, inside, zero_d):
             batched[op.outs[0].id] = op
             operands.update((v.id, v) for v in op.arg_vars()
                             if v.id not in popped and v.id not in batched)
@@ -103,8 +107,10 @@ def _batch(loop, pop):
     return before
 
 
-def _batchable(op, popped, batched, inside):
-    if op.prim.ufunc is None or op.regions or len(op.outs) != 1:
+def _batchable(op, popped, batched, inside, zero_d):
+    """0-d values never stack (``rt.stack_rows`` takes arrays): their rows would
+    be computed one at a time at more cost than the op itself."""
+    if op.prim.ufunc is None or op.regions or len(op.outs) != 1 or op.outs[0].id in zero_d:
         return False
     from_rows = False
     for a in op.args:

@@ -27,6 +27,7 @@ from .hoist import hoist_invariants
 from .batch import batch_popped
 from .algebra import fold_negations
 from .poly import collect_polynomials
+from .floats import python_floats
 
 #: the forward program, as traced
 TRACE = (hoist_invariants, verify)
@@ -47,11 +48,11 @@ FINAL = (verify, ones_to_shape, seed_without_reduction,
          batch_popped,
          restore_unfolded, verify,
          read_broadcasts_unexpanded, dce, sum_slice_grads, seed_each_of_mean,
-         sum_matmul_grads)
+         sum_matmul_grads, python_floats, dce)
 
 #: passes that write calls of helpers only NumPy has (stacked loop rows, matmul
-#: gradients summed per batch): ``FINAL`` without them serves other array libraries
-NUMPY_ONLY = (batch_popped, sum_matmul_grads)
+#: gradients summed per batch) or rely on NumPy's scalars (Python floats): ``FINAL`` without them serves other array libraries
+NUMPY_ONLY = (batch_popped, sum_matmul_grads, python_floats)
 FINAL_ANY_LIBRARY = tuple(p for p in FINAL if p not in NUMPY_ONLY)
 
 #: optimisations made while differentiating rather than by a pass: reverse

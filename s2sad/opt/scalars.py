@@ -10,8 +10,8 @@ none of the shape bookkeeping reverse mode writes for arrays:
 ``acc + d``.  With those gone, the ``rt.ShapeOf`` a loop pushed for them is
 unread, and ``prune_stack_slots`` drops it from the push.
 
-An ``np.ndarray`` of shape ``()`` has spec ``array`` and is never assumed
-0-d: the same compiled code serves arrays of any shape.
+A real ``np.ndarray`` of shape ``()`` is 0-d too: its spec is
+``("array", "0-d", dtype)``, compiled apart from arrays of other shapes.
 """
 import numpy as np
 
@@ -51,7 +51,7 @@ def scalar_shapes(func):
 def known_scalars(func):
     """Ids of the Vars proven 0-d (values, and ``rt.ShapeOf`` of 0-d values).
 
-    Starts from ``func.scalar_ids`` (the NumPy-scalar inputs) and follows
+    Starts from ``func.scalar_ids`` (the 0-d inputs) and follows
     the program in order.  A loop-carried value is 0-d when its initial value
     is and the loop body, assuming so, yields a 0-d value for it again; an
     ``if``'s result when both branches yield 0-d values.
