@@ -168,6 +168,8 @@ class Helpers(NNHelpers):
             return x[:, None] * d[None, :]
         if xn == 1 and len(ys) == 1:
             return d * x
+        if len(ys) == 2 and xn > 2 and shape_of(d)[:-1] == shape_of(x)[:-1]:
+            return self._stacked_rows_grad_b(d, x)
         x2 = x[None, :] if xn == 1 else x
         d2 = d[..., None, :] if xn == 1 else d
         if len(ys) == 1:
@@ -175,6 +177,17 @@ class Helpers(NNHelpers):
         g = xp.matmul(xp.matrix_transpose(x2), d2)
         return xp.reshape(self.unbroadcast(g, _Shaped().of(
             ys + (1,) if len(ys) == 1 else ys)), ys)
+
+    def _stacked_rows_grad_b(self, d, x):
+        """The gradient of ``x @ W`` for a matrix ``W`` and an ``x`` with batch
+        dimensions: the sum over the batch of ``x[b].T @ d[b]`` is one 2-D product
+        of the stacked rows.  A batched product followed by a sum over the batch
+        is slower op by op, and ``jax.jit`` keeps it (XLA does not merge the sum
+        into the product): one ``dot`` instead of a batched one and a reduce."""
+        xp, xs = self.xp, shape_of(x)
+        rows = prod(xs[:-1])
+        return xp.matmul(xp.matrix_transpose(xp.reshape(x, (rows, xs[-1]))),
+                         xp.reshape(d, (rows, shape_of(d)[-1])))
 
     def array_split_like(self, x, likes, axis):
         """Split ``x`` back into pieces shaped like ``likes`` (the adjoint of concatenation,

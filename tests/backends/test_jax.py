@@ -76,3 +76,39 @@ def test_mixing_jax_and_torch_is_refused():
         return np.sum(x * y)
     with pytest.raises(TypeError, match="different libraries or devices"):
         s2sad.grad(f, grad_position=(0, 1))(jnp.ones(3), torch.ones(3, dtype=torch.float64))
+
+
+def _weights_of_batched_rows(x, w, b):
+    return np.sum(np.tanh(x @ w + b) ** 2)
+
+
+@pytest.mark.parametrize("shape", [(3, 5, 4), (2, 3, 2, 4), (0, 2, 4)])
+def test_matrix_gradient_of_batched_rows_is_exact(shape):
+    """``x @ W`` with a batched ``x``: the gradient of ``W`` (the rows stacked into
+    one product) equals NumPy's and finite differences, op by op and under jax.jit."""
+    from gradcheck import numeric_grad
+    rng = np.random.default_rng(3)
+    x, w, b = rng.normal(size=shape), rng.normal(size=(4, 6)), rng.normal(size=6)
+    grad_fn = s2sad.grad(_weights_of_batched_rows, grad_position=(0, 1, 2))
+    expected = s2sad.grad(_weights_of_batched_rows, grad_position=(0, 1, 2))(x, w, b)
+    for jit in (False, True):
+        with s2sad.options(backend_jit=jit):
+            got = grad_fn(*map(jnp.asarray, (x, w, b)))
+        assert_same_gradients((x, w, b), expected, got, jax.Array, np.asarray)
+    for i in range(3):
+        np.testing.assert_allclose(np.asarray(got[i]),
+                                   numeric_grad(_weights_of_batched_rows, (x, w, b), i),
+                                   rtol=1e-6, atol=1e-8)
+
+
+def test_matrix_gradient_of_batched_rows_is_one_unbatched_product():
+    """What ``jax.jit`` compiles for ``W``'s gradient: one 2-D product of the stacked
+    rows (as ``jax.grad`` gives), no batched product summed over the batch, which
+    XLA keeps as it is (1.6x the time of ``jax.jit(jax.grad)`` on a transformer block)."""
+    grad_fn = s2sad.grad(_weights_of_batched_rows, grad_position=(1,))
+    jaxpr = jax.make_jaxpr(grad_fn)(jnp.ones((3, 5, 4)), jnp.ones((4, 6)), jnp.ones(6))
+    eqns = jaxpr.jaxpr.eqns
+    batched = [e for e in eqns if e.primitive.name == "dot_general"
+               and e.params["dimension_numbers"][1][0]]
+    assert batched == []
+    assert [e for e in eqns if e.primitive.name == "reduce_sum"] == []
