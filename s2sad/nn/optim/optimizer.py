@@ -217,6 +217,12 @@ class Optimizer(Cell):
         """Overwrite ``param``'s array in place (keeping its dtype)."""
         param._data[...] = value
 
+    @staticmethod
+    def subtract(param, value):
+        """``param -= value`` in place: no temporary of the new weights and no copy back
+        (cast to ``param``'s dtype like ``assign``)."""
+        np.subtract(param._data, value, out=param._data, casting="unsafe")
+
     def construct(self, gradients):
         raise NotImplementedError("%s must implement construct(gradients)" % type(self).__name__)
 

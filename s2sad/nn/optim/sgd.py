@@ -1,6 +1,7 @@
 """SGD and Momentum (MindSpore's update rules)."""
 import numbers
 
+import numpy as np
 
 from ...runtime import xarrays
 from ...tensor import Parameter, ParameterTuple
@@ -59,17 +60,26 @@ class SGD(Optimizer):
         for p, g, v, stat, lr in zip(self.parameters, grads, self.accum, self.stat, lrs):
             self.follow_dtype(p, v)
             if stat._data.reshape(-1)[0] > 0:
-                new_v = g
+                self.assign(v, g)
                 stat._data[...] = 0
             else:
-                new_v = self.momentum * v._data + (1.0 - self.dampening) * g
-            self.assign(v, new_v)
+                self._accumulate(v._data, g)
             if self.nesterov:
-                self.assign(p, p._data - lr * (g + self.momentum * v._data))
+                self.subtract(p, lr * (g + self.momentum * v._data))
             else:
-                self.assign(p, p._data - lr * v._data)
+                self.subtract(p, lr * v._data)
         self.advance()
         return True
+
+    def _accumulate(self, v, g):
+        """``v = momentum * v + (1 - dampening) * g`` in v's buffer; with neither
+        momentum nor dampening that is a copy of ``g``, which a plain SGD step
+        does each call."""
+        if self.momentum == 0.0 and self.dampening == 0.0:
+            v[...] = g
+            return
+        v *= self.momentum
+        np.add(v, (1.0 - self.dampening) * g, out=v, casting="unsafe")
 
 
 class Momentum(Optimizer):
@@ -96,10 +106,11 @@ class Momentum(Optimizer):
         lrs = self.step_lrs()
         for p, g, v, lr in zip(self.parameters, grads, self.moments, lrs):
             self.follow_dtype(p, v)
-            self.assign(v, self.momentum * v._data + g)
+            v._data *= self.momentum
+            np.add(v._data, g, out=v._data, casting="unsafe")
             if self.use_nesterov:
-                self.assign(p, p._data - (g * lr + v._data * self.momentum * lr))
+                self.subtract(p, g * lr + v._data * self.momentum * lr)
             else:
-                self.assign(p, p._data - lr * v._data)
+                self.subtract(p, lr * v._data)
         self.advance()
         return True
