@@ -1,8 +1,6 @@
 """SGD and Momentum (MindSpore's update rules)."""
 import numbers
 
-import numpy as np
-
 from ...runtime import xarrays
 from ...tensor import Parameter, ParameterTuple
 from .optimizer import Optimizer
@@ -63,7 +61,7 @@ class SGD(Optimizer):
                 self.assign(v, g)
                 stat._data[...] = 0
             else:
-                self._accumulate(v._data, g)
+                self._accumulate(v, g)
             if self.nesterov:
                 self.subtract(p, lr * (g + self.momentum * v._data))
             else:
@@ -76,10 +74,10 @@ class SGD(Optimizer):
         momentum nor dampening that is a copy of ``g``, which a plain SGD step
         does each call."""
         if self.momentum == 0.0 and self.dampening == 0.0:
-            v[...] = g
+            self.assign(v, g)
             return
-        v *= self.momentum
-        np.add(v, (1.0 - self.dampening) * g, out=v, casting="unsafe")
+        v._data *= self.momentum
+        self.add_to(v, (1.0 - self.dampening) * g)
 
 
 class Momentum(Optimizer):
@@ -107,7 +105,7 @@ class Momentum(Optimizer):
         for p, g, v, lr in zip(self.parameters, grads, self.moments, lrs):
             self.follow_dtype(p, v)
             v._data *= self.momentum
-            np.add(v._data, g, out=v._data, casting="unsafe")
+            self.add_to(v, g)
             if self.use_nesterov:
                 self.subtract(p, g * lr + v._data * self.momentum * lr)
             else:
