@@ -264,13 +264,24 @@ def _im2col(x, kernel, stride, pads, dilation):
     on it without further copies."""
     win = _windows(_pad_hw(np.asarray(x), pads), kernel, stride, dilation)
     cols = np.ascontiguousarray(np.transpose(win, (1, 4, 5, 0, 2, 3)))
-    return cols.reshape(-1, cols.shape[3] * cols.shape[4] * cols.shape[5]), win.shape[2:4]
+    return cols.reshape(_size(cols.shape[:3]), _size(cols.shape[3:])), win.shape[2:4]
+
+
+def _size(shape):
+    """Elements of ``shape`` (explicit reshapes: ``-1`` is ambiguous for empty arrays)."""
+    return int(np.prod(shape, dtype=np.int64))
+
+
+def _weight_matrix(w):
+    """OIHW ``w`` as the [O, C*kh*kw] matrix of the im2col products."""
+    return w.reshape(w.shape[0], _size(w.shape[1:]))
 
 
 def _channels_first(dout):
     """NCHW ``dout`` as the [O, N*OH*OW] matrix the im2col products need."""
     dout = np.asarray(dout)
-    return np.transpose(dout, (1, 0, 2, 3)).reshape(dout.shape[1], -1)
+    return np.transpose(dout, (1, 0, 2, 3)).reshape(dout.shape[1],
+                                                    _size(dout.shape[:1] + dout.shape[2:]))
 
 
 def _col2im(dcols, padded_cn, kernel, stride, dilation, oh, ow):
@@ -294,7 +305,7 @@ def nn_conv2d(x, w, stride, pad_mode, pad, dilation, kernel_size=None):
     kernel = w.shape[2:]
     pads = _pads(np.shape(x)[2:], kernel, stride, dilation, pad_mode, pad)
     cols, (oh, ow) = _im2col(x, kernel, stride, pads, dilation)
-    out = (w.reshape(w.shape[0], -1) @ cols).reshape(w.shape[0], np.shape(x)[0], oh, ow)
+    out = (_weight_matrix(w) @ cols).reshape(w.shape[0], np.shape(x)[0], oh, ow)
     return np.ascontiguousarray(np.transpose(out, (1, 0, 2, 3)))
 
 
@@ -305,7 +316,7 @@ def nn_conv2d_backprop_input(dout, w, input_size, stride, pad_mode, pad, dilatio
     w = np.asarray(w)
     kernel = w.shape[2:]
     pads = _pads(input_size[2:], kernel, stride, dilation, pad_mode, pad)
-    dcols = w.reshape(w.shape[0], -1).T @ _channels_first(dout)
+    dcols = _weight_matrix(w).T @ _channels_first(dout)
     padded_cn = (input_size[1], input_size[0], input_size[2] + pads[0] + pads[1],
                  input_size[3] + pads[2] + pads[3])
     dxp = _col2im(dcols, padded_cn, kernel, stride, dilation, *np.shape(dout)[2:])

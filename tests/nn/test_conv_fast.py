@@ -111,6 +111,21 @@ def test_conv2d_second_order_against_finite_differences():
                                    rtol=1e-5, atol=1e-7)
 
 
+@pytest.mark.parametrize("x_shape,w_shape", [((0, 2, 5, 5), (3, 2, 3, 3)),
+                                             ((2, 2, 5, 5), (0, 2, 3, 3)),
+                                             ((2, 0, 5, 5), (3, 0, 3, 3))])
+def test_conv_helpers_accept_empty_batches_and_channels(x_shape, w_shape):
+    x, w = np.ones(x_shape), np.ones(w_shape)
+    geometry = ((1, 1), "valid", (0, 0, 0, 0), (1, 1))
+    out = rt_nn.nn_conv2d(x, w, *geometry)
+    assert out.shape == (x_shape[0], w_shape[0], 3, 3)
+    np.testing.assert_array_equal(out, loop_conv(x, w, *geometry))
+    dx = rt_nn.nn_conv2d_backprop_input(out, w, x.shape, *geometry)
+    dw = rt_nn.nn_conv2d_backprop_filter(out, x, w.shape, *geometry)
+    assert dx.shape == x.shape and dw.shape == w.shape
+    assert not dx.any() and not dw.any()
+
+
 def test_group_convolution_is_refused_not_wrong():
     with pytest.raises(NotImplementedError, match="group"):
         nn.Conv2d(2, 2, 3, group=2)
