@@ -62,6 +62,29 @@ def test_conv_helpers_match_a_loop_convolution_and_its_adjoints(geometry):
     np.testing.assert_allclose(dw, numeric_grad(f_w, [w], 0), rtol=1e-6, atol=1e-7)
 
 
+@pytest.mark.parametrize("x_shape,w_shape,pad_mode,pad,dilation", [
+    ((3, 2, 9, 8), (4, 2, 3, 2), "valid", (0, 0, 0, 0), (1, 1)),
+    ((2, 3, 7, 11), (5, 3, 3, 3), "same", (0, 0, 0, 0), (2, 1)),
+    ((2, 1, 6, 5), (2, 1, 2, 3), "pad", (1, 2, 0, 3), (1, 2)),
+    ((1, 2, 5, 30), (3, 2, 3, 3), "valid", (0, 0, 0, 0), (1, 1))])   # a long row
+def test_stride_one_input_gradient_by_whole_channels_equals_row_by_row(
+        x_shape, w_shape, pad_mode, pad, dilation):
+    """Both col2im forms of the stride-1 input gradient give the same array."""
+    x, w = _case(7, x_shape, w_shape)
+    geometry = ((1, 1), pad_mode, pad, dilation)
+    dout = np.random.default_rng(8).standard_normal(rt_nn.nn_conv2d(x, w, *geometry).shape)
+    pads = rt_nn._pads(x.shape[2:], w.shape[2:], (1, 1), dilation, pad_mode, pad)
+    padded_cn = (x.shape[1], x.shape[0], x.shape[2] + pads[0] + pads[1],
+                 x.shape[3] + pads[2] + pads[3])
+    rows = rt_nn._col2im(rt_nn._weight_matrix(w).T @ rt_nn._channels_first(dout), padded_cn,
+                         w.shape[2:], (1, 1), dilation, *dout.shape[2:])
+    whole = rt_nn._col2im_rows(w, dout, padded_cn, w.shape[2:], dilation)
+    np.testing.assert_allclose(whole, rows, rtol=1e-12, atol=1e-12)
+    got = rt_nn.nn_conv2d_backprop_input(dout, w, x.shape, *geometry)
+    np.testing.assert_allclose(got, np.transpose(rt_nn._crop(rows, pads, x.shape[2:]),
+                                                 (1, 0, 2, 3)), rtol=1e-12, atol=1e-12)
+
+
 def test_conv_helpers_float32_and_non_contiguous_inputs():
     x, w = _case(2, (3, 2, 7, 7), (5, 2, 3, 3))
     geometry = ((2, 2), "same", (0, 0, 0, 0), (1, 1))
