@@ -13,6 +13,7 @@ Parameters whose names contain neither ``'beta'`` nor ``'gamma'`` (MindSpore's
 rule: normalisation layers are not decayed).
 """
 import numbers
+import operator
 
 import numpy as np
 
@@ -25,6 +26,17 @@ __all__ = ["Optimizer"]
 def _default_decay_filter(param):
     name = param.name or ""
     return "beta" not in name and "gamma" not in name
+
+
+def _in_place(ufunc, op, param, value):
+    """``param = op(param, value)`` written into ``param``'s array, cast to its
+    dtype as ``Optimizer.assign`` casts: NumPy arrays through ``ufunc`` with
+    ``out=``, arrays of other libraries (torch) through their own operator."""
+    data = param._data
+    if isinstance(data, np.ndarray):
+        ufunc(data, value, out=data, casting="unsafe")
+    else:
+        data[...] = op(data, value)
 
 
 def _as_array(value):
@@ -216,6 +228,16 @@ class Optimizer(Cell):
     def assign(param, value):
         """Overwrite ``param``'s array in place (keeping its dtype)."""
         param._data[...] = value
+
+    @staticmethod
+    def subtract(param, value):
+        """``param -= value`` in place (no temporary of the new weights, no copy back)."""
+        _in_place(np.subtract, operator.sub, param, value)
+
+    @staticmethod
+    def add_to(param, value):
+        """``param += value`` in place."""
+        _in_place(np.add, operator.add, param, value)
 
     def construct(self, gradients):
         raise NotImplementedError("%s must implement construct(gradients)" % type(self).__name__)

@@ -1,7 +1,6 @@
 """SGD and Momentum (MindSpore's update rules)."""
 import numbers
 
-
 from ...runtime import xarrays
 from ...tensor import Parameter, ParameterTuple
 from .optimizer import Optimizer
@@ -59,17 +58,26 @@ class SGD(Optimizer):
         for p, g, v, stat, lr in zip(self.parameters, grads, self.accum, self.stat, lrs):
             self.follow_dtype(p, v)
             if stat._data.reshape(-1)[0] > 0:
-                new_v = g
+                self.assign(v, g)
                 stat._data[...] = 0
             else:
-                new_v = self.momentum * v._data + (1.0 - self.dampening) * g
-            self.assign(v, new_v)
+                self._accumulate(v, g)
             if self.nesterov:
-                self.assign(p, p._data - lr * (g + self.momentum * v._data))
+                self.subtract(p, lr * (g + self.momentum * v._data))
             else:
-                self.assign(p, p._data - lr * v._data)
+                self.subtract(p, lr * v._data)
         self.advance()
         return True
+
+    def _accumulate(self, v, g):
+        """``v = momentum * v + (1 - dampening) * g`` in v's buffer; with neither
+        momentum nor dampening that is a copy of ``g``, which a plain SGD step
+        does each call."""
+        if self.momentum == 0.0 and self.dampening == 0.0:
+            self.assign(v, g)
+            return
+        v._data *= self.momentum
+        self.add_to(v, (1.0 - self.dampening) * g)
 
 
 class Momentum(Optimizer):
@@ -96,10 +104,11 @@ class Momentum(Optimizer):
         lrs = self.step_lrs()
         for p, g, v, lr in zip(self.parameters, grads, self.moments, lrs):
             self.follow_dtype(p, v)
-            self.assign(v, self.momentum * v._data + g)
+            v._data *= self.momentum
+            self.add_to(v, g)
             if self.use_nesterov:
-                self.assign(p, p._data - (g * lr + v._data * self.momentum * lr))
+                self.subtract(p, g * lr + v._data * self.momentum * lr)
             else:
-                self.assign(p, p._data - lr * v._data)
+                self.subtract(p, lr * v._data)
         self.advance()
         return True
