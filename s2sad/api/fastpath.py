@@ -8,6 +8,8 @@ the hot path reads on one screen.
 import numpy as np
 
 from .. import driver as G
+from ..backend.namespaces import foreign_grad
+from ..runtime.xarrays import device_of, library_of_type
 from ..tensor import Tensor, _wrap as _tensor_of
 from .args import wrap_out
 from .inputs import check_grad_shape, wrap_like
@@ -27,7 +29,7 @@ class FastPath:
     """
 
     __slots__ = ("types", "arrays_only", "flags", "generation", "entry", "which", "check",
-                 "fit_array", "fit_any")
+                 "fit_array", "fit_any", "devices")
 
     @staticmethod
     def make(gf, args, with_value=False):
@@ -36,26 +38,47 @@ class FastPath:
         entry = gf.last
         op = gf.grad_op
         if gf.root is not None or gf._weights or entry is None or entry.inputs.entries \
-                or entry.backend is not None or op.get_by_list or len(args) <= op.sens_param or gf.with_value != with_value:
+                or op.get_by_list or len(args) <= op.sens_param or gf.with_value != with_value:
             return None
         types = tuple(map(type, args))
+        if entry.backend is not None:
+            return FastPath._foreign(gf, entry, args, types)
         if any(t is not _ndarray and t is not Tensor for t in types):
             return None
         if any(t is _ndarray and a.ndim == 0 for t, a in zip(types, args)):
             return None     # code compiled for 0-d arrays: ranks are checked by the spec
-        fast = FastPath()
-        fast.types = types
+        fast = FastPath._made(gf, entry, types)
         fast.arrays_only = all(t is _ndarray for t in types)
-        fast.flags = (op.get_all, op.get_by_list, op.sens_param)
-        fast.generation = G.cache.generation
-        fast.entry = entry
-        fast.check = entry.check
-        fast.which = gf._which_inputs()
         # a complex argument given to code compiled for real ones fails to fit
         # (``UnfitInput``): the caller then takes the general path, which compiles for it
         complex_ = getattr(entry, "complex", False)
         fast.fit_array = _array_grad_complex if complex_ else _array_grad
         fast.fit_any = _grad_like_complex if complex_ else _grad_like
+        return fast
+
+    @staticmethod
+    def _made(gf, entry, types):
+        op = gf.grad_op
+        fast = FastPath()
+        fast.types = types
+        fast.devices = None
+        fast.flags = (op.get_all, op.get_by_list, op.sens_param)
+        fast.generation = G.cache.generation
+        fast.entry = entry
+        fast.check = entry.check
+        fast.which = gf._which_inputs()
+        return fast
+
+    @staticmethod
+    def _foreign(gf, entry, args, types):
+        """The path for arrays of one other library (``torch.Tensor``, ``jax.Array``):
+        valid while the types and devices are the same, as the spec would find."""
+        if len(set(types)) != 1 or library_of_type(types[0]) is None:
+            return None
+        fast = FastPath._made(gf, entry, types)
+        fast.arrays_only = True
+        fast.devices = tuple(map(device_of, args))
+        fast.fit_array = fast.fit_any = foreign_grad
         return fast
 
     def matches(self, gf, args):
@@ -64,6 +87,10 @@ class FastPath:
         op = gf.grad_op
         if (op.get_all, op.get_by_list, op.sens_param) != self.flags:
             return False
+        if self.devices is not None:
+            if tuple(map(type, args)) != self.types or tuple(map(device_of, args)) != self.devices:
+                return False
+            return self.check(None, gf.fn)
         if not self.arrays_only:
             # a Tensor holding another library's data takes the general path (its spec
             # chooses code compiled for that library)

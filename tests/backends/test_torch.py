@@ -11,6 +11,7 @@ from s2sad import driver as G  # noqa: E402
 from s2sad.errors import CompileError  # noqa: E402
 from backend_cases import IDS, PROGRAMS, assert_same_gradients, numpy_and_other  # noqa: E402
 from catalogue import ENTRIES  # noqa: E402
+from gradcheck import numeric_grad  # noqa: E402
 
 
 def to_numpy(t):
@@ -196,3 +197,33 @@ def test_tensordot_over_two_axes_and_its_gradients_run_on_torch():
                                                                 torch.from_numpy(c))
     for g, e in zip(got, want):
         np.testing.assert_allclose(g.numpy(), e, rtol=1e-12)
+
+
+def _selected_fast(g):
+    """The packed gradient function behind ``s2sad.grad(..., grad_position=...)``."""
+    from s2sad.api.functional import _SelectedGrad
+    cells = [c.cell_contents for c in g.__closure__ or ()]
+    return next(c for c in cells if isinstance(c, _SelectedGrad))._fast_packed
+
+
+def test_prepared_call_path_on_torch_tensors():
+    """After the first call, torch tensors of the same devices skip specs and the cache
+    lookup; what it returns equals finite differences of the NumPy function, and a
+    call with NumPy arrays or another number of arguments takes the general path."""
+    g = s2sad.grad(f, grad_position=(0, 1))
+    rng = np.random.default_rng(5)
+    x0, y0 = rng.standard_normal((3, 3)), rng.standard_normal(3)
+    g(torch.from_numpy(x0), torch.from_numpy(y0))
+    assert _selected_fast(g) is not None
+    for _ in range(2):
+        x, y = rng.standard_normal((3, 3)), rng.standard_normal(3)
+        gx, gy = g(torch.from_numpy(x), torch.from_numpy(y))
+        assert type(gx) is torch.Tensor and gx.dtype == torch.float64
+        np.testing.assert_allclose(gx.numpy(), numeric_grad(f, [x, y], 0), rtol=1e-6)
+        np.testing.assert_allclose(gy.numpy(), numeric_grad(f, [x, y], 1), rtol=1e-6)
+    ex, ey = g(x, y)                    # NumPy arrays: NumPy's code, NumPy results
+    assert type(ex) is np.ndarray
+    np.testing.assert_allclose(ex, gx.numpy(), rtol=1e-12)
+    gx32, _ = g(torch.from_numpy(x).float(), torch.from_numpy(y).float())
+    assert gx32.dtype == torch.float32
+    np.testing.assert_allclose(gx32.numpy(), ex, rtol=1e-4)
