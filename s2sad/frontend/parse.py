@@ -82,7 +82,7 @@ def get_source_info(fn, call_loc=None):
     text = "".join(lines)
     dedented = textwrap.dedent(text)
     col_shift = _indent(text) - _indent(dedented)
-    tree = gast.parse("\n" * (first - 1) + dedented)     # numbered as in the file
+    tree = gast.ast_to_gast(_parse(first, dedented))     # numbered as in the file
     fdef = tree.body[0]
     if not isinstance(fdef, (gast.FunctionDef,)):
         raise NoGradientRuleError(
@@ -108,18 +108,33 @@ def _source_lines(where):
         lines = linecache.getlines(filename)
         first = where.co_firstlineno - 1
         if 0 <= first < len(lines):
-            return _block(lines[first:]), first + 1
+            return _block(lines[first:], first + 1), first + 1
     return inspect.getsourcelines(where)
 
 
-def _block(lines):
+# the block ``_block`` last parsed to check it: (first line, dedented text, ast tree),
+# taken by ``_parse`` (the source of a function is then parsed once, not twice)
+_checked = [None]
+
+
+def _parse(first, dedented):
+    """The ast of ``dedented``, numbered from line ``first``: the tree ``_block`` made
+    of that very text, or parsed now."""
+    checked, _checked[0] = _checked[0], None
+    if checked is not None and checked[0] == first and checked[1] == dedented:
+        return checked[2]
+    return ast.parse("\n" * (first - 1) + dedented)
+
+
+def _block(lines, first=1):
     """The lines of the ``def`` (its decorators first) that ``lines`` starts with.
 
     It ends before the first line of code indented no deeper than the ``def``,
     checked by parsing it: such a line inside brackets or a string leaves the
     block cut in the middle of a statement, a syntax error, and then
     ``inspect.getblock`` (which tokenizes the file up to the block's end, five
-    times slower) decides.
+    times slower) decides.  ``first``: the line number of ``lines[0]``, which
+    the tree kept for ``_parse`` is numbered from.
     """
     indent = _indent(lines[0])
     k = 0
@@ -135,8 +150,9 @@ def _block(lines):
     while end > k + 1 and lines[end - 1].lstrip()[:1] in ("", "#"):
         end -= 1        # blank and comment lines after the body are not its own
     block = lines[:end]
+    dedented = textwrap.dedent("".join(block))
     try:
-        ast.parse(textwrap.dedent("".join(block)))
+        _checked[0] = (first, dedented, ast.parse("\n" * (first - 1) + dedented))
     except SyntaxError:
         return inspect.getblock(lines)
     return block

@@ -55,3 +55,26 @@ def test_a_lambda_is_read_without_converting_its_file_to_gast(tmp_path, monkeypa
     # (Python 3.11+) or their names (before); either way each gets its own body
     np.testing.assert_allclose(s2sad.grad(lambda v: np.sum(twice[0](v)))(x), 2.0 * np.ones(3))
     np.testing.assert_allclose(s2sad.grad(twice[1])(x), np.ones(3))
+
+
+def test_a_function_source_is_parsed_once(tmp_path, monkeypatch):
+    # the block of a def is parsed to check where it ends; that tree is the one
+    # converted to gast, numbered as in the file (not a second parse)
+    path = tmp_path / "methods.py"
+    path.write_text("\n\nclass Holder:\n    def method(self, x):\n"
+                    "        return (x *\n                2.0)\n")
+    spec = importlib.util.spec_from_file_location("methods", str(path))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    calls = []
+    real = ast.parse
+    monkeypatch.setattr(ast, "parse", lambda text, *a, **k: calls.append(text) or
+                        real(text, *a, **k))
+    parse.clear_cache()
+    info = parse.get_source_info(module.Holder.method)
+    assert len(calls) == 1
+    ret = info.tree.body[0]
+    assert (info.tree.lineno, ret.lineno, ret.value.lineno, info.col_shift) == (4, 5, 5, 4)
+    loc = info.loc(ret.value)
+    assert (loc.lineno, loc.col, loc.source_line.strip()) == (5, 16, "return (x *")  # the x
+    np.testing.assert_allclose(s2sad.grad(module.Holder().method)(1.5), 2.0)
