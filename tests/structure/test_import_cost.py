@@ -115,3 +115,17 @@ print(first, second, len(loaded()), "s2sad.nn.layer" in sys.modules,
 """ % (rest,)
     assert _run(probe, tmp_path) == (
         "[] ['s2sad.nn.optim'] 7 True True True s2sad.nn.optim.sgd True")
+
+
+def test_a_training_step_on_one_process_leaves_the_distributed_modules_unloaded(tmp_path):
+    probe = """
+import sys
+import numpy as np
+from s2sad import nn, Tensor
+net = nn.WithLossCell(nn.Dense(3, 2), nn.MSELoss())
+step = nn.TrainOneStepCell(net, nn.SGD(net.trainable_params(), learning_rate=0.1))
+loss = step(Tensor(np.ones((4, 3), np.float32)), Tensor(np.zeros((4, 2), np.float32)))
+print(np.isfinite(float(loss.asnumpy())),
+      sorted(m for m in ("s2sad.nn.grad_reducer", "s2sad.communication") if m in sys.modules))
+"""
+    assert _run(probe, tmp_path) == "True []"
