@@ -29,7 +29,9 @@ jit of (k) runs the loop as ``lax.fori_loop``, and JAX eager of (k) is timed on
 one call (about a minute each).  Peak memory (tracemalloc)
 of s2sad's gradient and the hand-written one; cold start (building the
 gradient function and its first call, in a fresh process) for each network;
-the time of ``import s2sad`` in a fresh process.
+the time of ``import s2sad`` in a fresh process; both with bytecode cached
+(what an installed package gets, the one the targets read) and compiled from
+source (``PYTHONDONTWRITEBYTECODE=1``), as in ``tools/bench_startup.py``.
 
     python tools/bench_models.py [--quick] [--repeat N] [--only g,h] [--peers torch,jax,autograd]
                                  [--clock cpu|wall] [--json out.json]
@@ -54,6 +56,7 @@ import numpy as np  # noqa: E402
 import s2sad  # noqa: E402
 
 import bench_models_defs as M  # noqa: E402
+import bench_startup as S  # noqa: E402
 
 PEERS = ("torch", "jax", "autograd")
 WORKLOAD_LETTERS = "ghijkl"
@@ -337,25 +340,34 @@ def cold_child(key, quick, clock):
     return B.now() - start
 
 
-def _child(argv):
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _child(argv, env):
     return subprocess.run([sys.executable] + argv, capture_output=True, text=True, timeout=600,
-                          cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+                          cwd=ROOT, env=env)
 
 
-def cold_starts(keys, quick, samples, clock):
+def _samples(argv, samples, env, warm):
+    """Seconds printed by ``samples`` fresh processes (after an untimed one when ``warm``),
+    or the last line of the error of the first that failed."""
+    times = []
+    for i in range(samples + bool(warm)):
+        p = _child(argv, env)
+        if p.returncode != 0:
+            return "error: " + (p.stderr.strip().splitlines() or ["?"])[-1]
+        times.append(float(p.stdout.strip().splitlines()[-1]))
+    return times[bool(warm):]
+
+
+def cold_starts(keys, quick, samples, clock, env, warm=False):
     """Median seconds of build + first call per network, each in a fresh process."""
     out = {}
     for key in keys:
-        times = []
-        for _ in range(samples):
-            p = _child([os.path.abspath(__file__), "--cold", key, "--clock", clock]
-                       + (["--quick"] if quick else []))
-            if p.returncode != 0:
-                out[key] = {"status": "error: " + (p.stderr.strip().splitlines() or ["?"])[-1]}
-                break
-            times.append(float(p.stdout.strip().splitlines()[-1]))
-        else:
-            out[key] = {"status": "ok", "seconds": statistics.median(times)}
+        times = _samples([os.path.abspath(__file__), "--cold", key, "--clock", clock]
+                         + (["--quick"] if quick else []), samples, env, warm)
+        out[key] = ({"status": times} if isinstance(times, str)
+                    else {"status": "ok", "seconds": statistics.median(times)})
     return out
 
 
@@ -363,15 +375,32 @@ IMPORT_SNIPPET = ("import time, numpy; clock = time.%s; t = clock(); import s2sa
                   "print(clock() - t)")
 
 
-def import_time(samples, clock):
+def import_time(samples, clock, env, warm=False):
     """Median seconds of ``import s2sad`` (NumPy already imported) in fresh processes."""
-    times = []
-    for _ in range(samples):
-        p = _child(["-c", IMPORT_SNIPPET % B.CLOCKS[clock].__name__])
-        if p.returncode != 0:
-            return None
-        times.append(float(p.stdout.strip().splitlines()[-1]))
-    return statistics.median(times)
+    times = _samples(["-c", IMPORT_SNIPPET % B.CLOCKS[clock].__name__], samples, env, warm)
+    return None if isinstance(times, str) else statistics.median(times)
+
+
+def start_up(keys, quick, samples, clock):
+    """{mode: (cold starts, import seconds)} for bytecode cached (what an installed package
+    gets; the targets) and compiled from source (``PYTHONDONTWRITEBYTECODE``)."""
+    out = {}
+    with S.Bytecode(ROOT) as cache:
+        for mode in (S.CACHED, S.SOURCE):
+            env, warm = cache.env(mode), mode == S.CACHED
+            out[mode] = (cold_starts(keys, quick, samples, clock, env, warm),
+                         import_time(samples, clock, env, warm))
+    return out
+
+
+def start_up_table(modes):
+    """Cold starts and import time, one column per bytecode mode."""
+    def cell(c):
+        return B._ms(c["seconds"]) if "seconds" in c else c["status"]
+    keys = list(modes[S.CACHED][0])
+    rows = [[k] + [cell(modes[m][0][k]) for m in modes] for k in keys]
+    rows.append(["import s2sad"] + [B._ms(modes[m][1]) for m in modes])
+    return B._table(["network", "ms, " + S.CACHED, "ms, " + S.SOURCE], rows)
 
 
 # ================================================================ output
@@ -558,14 +587,12 @@ def run(args, only, cold_samples):
         print()
         sys.stdout.flush()
     keys = [k for k in M.COLD if k[0] in only] if cold_samples else []
-    colds = cold_starts(keys, args.quick, cold_samples, args.clock)
-    import_s = import_time(cold_samples, args.clock) if cold_samples else None
-    if colds or import_s is not None:
-        print("Cold start: build + first call in a fresh process, %s time, median of %d"
-              % (args.clock, cold_samples))
-        print(B._table(["network", "ms"], [[k, B._ms(c["seconds"]) if "seconds" in c
-                                            else c["status"]] for k, c in colds.items()]
-                       + [["import s2sad", B._ms(import_s)]]))
+    modes = start_up(keys, args.quick, cold_samples, args.clock) if cold_samples else {}
+    colds, import_s = modes.get(S.CACHED, ({}, None))
+    if modes:
+        print("Cold start: build + first call in a fresh process, %s time, median of %d; "
+              "import s2sad with NumPy imported" % (args.clock, cold_samples))
+        print(start_up_table(modes))
         print()
     print(summary_table(results))
     print()
@@ -584,6 +611,8 @@ def run(args, only, cold_samples):
         out = {"machine": info, "options": {"quick": args.quick, "repeat": args.repeat,
                                             "clock": args.clock, "only": only},
                "workloads": results, "cold_start": colds, "import_s": import_s,
+               "from_source": {"cold_start": modes[S.SOURCE][0], "import_s": modes[S.SOURCE][1]}
+               if modes else None,
                "targets": ts, "all_gradients_match": ok, "load_at_end": load_end}
         with open(args.json, "w") as f:
             json.dump(out, f, indent=2, sort_keys=True, default=B._json_default)

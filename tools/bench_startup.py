@@ -2,7 +2,19 @@
 
 Each sample is a fresh Python process, so nothing is cached but the bytecode
 files; the best of ``--samples`` is reported (the least disturbed by other
-load on the machine):
+load on the machine).  Every measurement is made twice:
+
+- ``bytecode cached``: what a user of a pip-installed package gets (pip
+  compiles the bytecode at install time): ``compileall`` writes s2sad's
+  bytecode into a temporary ``PYTHONPYCACHEPREFIX`` first, one untimed
+  process per measurement caches whatever else it imports, and the timed
+  processes read it from there;
+- ``compiled from source``: ``PYTHONDONTWRITEBYTECODE=1`` and no prefix, so
+  every s2sad module is compiled in every process (a checkout on a machine
+  that sets that variable; NumPy and the standard library still use their
+  installed bytecode).
+
+What is measured:
 
 - ``import numpy``: the floor every s2sad program pays;
 - ``import s2sad``: the whole import, NumPy included, as a script sees it;
@@ -16,13 +28,16 @@ Times are the CPU time of the process (``--clock cpu``, steadier on a shared
 machine) or wall-clock (``--clock wall``); ``--repo`` measures another
 checkout of s2sad (its root goes first on ``PYTHONPATH``), for before/after.
 
-    python tools/bench_startup.py [--samples 5] [--clock cpu|wall] [--repo PATH] [--json out.json]
+    python tools/bench_startup.py [--samples 5] [--clock cpu|wall] [--repo PATH]
+                                  [--mode both|cached|source] [--json out.json]
 """
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import time
 
 import numpy as np      # the children time what follows their imports
@@ -105,9 +120,51 @@ def child_cold(key, clock):
     return seconds
 
 
-def _run(argv, repo):
+CACHED, SOURCE = "bytecode cached", "compiled from source"
+MODES = {"cached": (CACHED,), "source": (SOURCE,), "both": (CACHED, SOURCE)}
+
+
+def child_env(repo, mode, cache_dir=None):
+    """The environment of a fresh process measuring ``repo`` in ``mode`` (CACHED, SOURCE).
+
+    CACHED reads and writes bytecode under ``cache_dir`` (never in the checkout);
+    SOURCE writes none, as on a machine that sets ``PYTHONDONTWRITEBYTECODE``."""
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(
         [repo] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+    env.pop("PYTHONPYCACHEPREFIX", None)
+    if mode == CACHED:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = cache_dir
+    else:
+        env["PYTHONDONTWRITEBYTECODE"] = "1"
+    return env
+
+
+def compile_package(repo, cache_dir):
+    """Compile ``repo``'s s2sad package into ``cache_dir``, as ``pip install`` would."""
+    subprocess.run([sys.executable, "-m", "compileall", "-q", os.path.join(repo, "s2sad")],
+                   check=True, timeout=300, env=child_env(repo, CACHED, cache_dir))
+
+
+class Bytecode:
+    """A temporary bytecode cache for ``repo``, compiled on entry and deleted on exit."""
+
+    def __init__(self, repo):
+        self.repo, self.dir = repo, None
+
+    def __enter__(self):
+        self.dir = tempfile.mkdtemp(prefix="s2sad-pycache-")
+        compile_package(self.repo, self.dir)
+        return self
+
+    def env(self, mode):
+        return child_env(self.repo, mode, self.dir)
+
+    def __exit__(self, *exc):
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def _run(argv, repo, env):
     done = subprocess.run([sys.executable] + argv, capture_output=True, text=True,
                           timeout=300, env=env, cwd=repo)
     if done.returncode != 0:
@@ -115,15 +172,28 @@ def _run(argv, repo):
     return float(done.stdout.strip().splitlines()[-1])
 
 
-def measure(samples, repo, clock):
-    """{what: best seconds over ``samples`` fresh processes}."""
+def _measurements(clock):
+    """{what: the command line of one fresh process measuring it}."""
     out = {}
     for name, statement in IMPORTS.items():
         snippet = IMPORT_SNIPPET.format(CLOCKS[clock]) % (PRELUDE.get(name, ""), statement)
-        out[name] = min(_run(["-c", snippet], repo) for _ in range(samples))
+        out[name] = ["-c", snippet]
     for key in COLD:
-        argv = [os.path.abspath(__file__), "--child", key, "--clock", clock]
-        out["cold start: " + key] = min(_run(argv, repo) for _ in range(samples))
+        out["cold start: " + key] = [os.path.abspath(__file__), "--child", key, "--clock", clock]
+    return out
+
+
+def measure(samples, repo, clock, modes=(CACHED, SOURCE)):
+    """{mode: {what: best seconds over ``samples`` fresh processes}}."""
+    out = {}
+    with Bytecode(repo) as cache:
+        for mode in modes:
+            env = cache.env(mode)
+            out[mode] = {}
+            for name, argv in _measurements(clock).items():
+                if mode == CACHED:
+                    _run(argv, repo, env)       # untimed: caches what else it imports
+                out[mode][name] = min(_run(argv, repo, env) for _ in range(samples))
     return out
 
 
@@ -132,15 +202,21 @@ def main(argv=None):
     ap.add_argument("--samples", type=int, default=5)
     ap.add_argument("--clock", choices=sorted(CLOCKS), default="cpu")
     ap.add_argument("--repo", default=ROOT, help="the s2sad checkout to measure")
+    ap.add_argument("--mode", choices=sorted(MODES), default="both",
+                    help="bytecode cached (what an installed package gets), compiled from "
+                         "source, or both")
     ap.add_argument("--json")
     ap.add_argument("--child", choices=sorted(COLD), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
         print(child_cold(args.child, args.clock))
         return 0
-    results = measure(args.samples, os.path.abspath(args.repo), args.clock)
-    for name, seconds in results.items():
-        print("%-32s %8.1f ms" % (name, seconds * 1e3))
+    modes = MODES[args.mode]
+    results = measure(args.samples, os.path.abspath(args.repo), args.clock, modes)
+    print("%-32s" % ("%s time, best of %d" % (args.clock, args.samples))
+          + "".join("%22s" % m for m in modes))
+    for name in results[modes[0]]:
+        print("%-32s" % name + "".join("%19.1f ms" % (results[m][name] * 1e3) for m in modes))
     if args.json:
         with open(args.json, "w") as handle:
             json.dump(results, handle, indent=1)

@@ -82,7 +82,7 @@ def get_source_info(fn, call_loc=None):
     text = "".join(lines)
     dedented = textwrap.dedent(text)
     col_shift = _indent(text) - _indent(dedented)
-    tree = gast.parse("\n" * (first - 1) + dedented)     # numbered as in the file
+    tree = gast.ast_to_gast(_parse(first, dedented))     # numbered as in the file
     fdef = tree.body[0]
     if not isinstance(fdef, (gast.FunctionDef,)):
         raise NoGradientRuleError(
@@ -108,18 +108,33 @@ def _source_lines(where):
         lines = linecache.getlines(filename)
         first = where.co_firstlineno - 1
         if 0 <= first < len(lines):
-            return _block(lines[first:]), first + 1
+            return _block(lines[first:], first + 1), first + 1
     return inspect.getsourcelines(where)
 
 
-def _block(lines):
+# the block ``_block`` last parsed to check it: (first line, dedented text, ast tree),
+# taken by ``_parse`` (the source of a function is then parsed once, not twice)
+_checked = [None]
+
+
+def _parse(first, dedented):
+    """The ast of ``dedented``, numbered from line ``first``: the tree ``_block`` made
+    of that very text, or parsed now."""
+    checked, _checked[0] = _checked[0], None
+    if checked is not None and checked[0] == first and checked[1] == dedented:
+        return checked[2]
+    return ast.parse("\n" * (first - 1) + dedented)
+
+
+def _block(lines, first=1):
     """The lines of the ``def`` (its decorators first) that ``lines`` starts with.
 
     It ends before the first line of code indented no deeper than the ``def``,
     checked by parsing it: such a line inside brackets or a string leaves the
     block cut in the middle of a statement, a syntax error, and then
     ``inspect.getblock`` (which tokenizes the file up to the block's end, five
-    times slower) decides.
+    times slower) decides.  ``first``: the line number of ``lines[0]``, which
+    the tree kept for ``_parse`` is numbered from.
     """
     indent = _indent(lines[0])
     k = 0
@@ -135,8 +150,9 @@ def _block(lines):
     while end > k + 1 and lines[end - 1].lstrip()[:1] in ("", "#"):
         end -= 1        # blank and comment lines after the body are not its own
     block = lines[:end]
+    dedented = textwrap.dedent("".join(block))
     try:
-        ast.parse(textwrap.dedent("".join(block)))
+        _checked[0] = (first, dedented, ast.parse("\n" * (first - 1) + dedented))
     except SyntaxError:
         return inspect.getblock(lines)
     return block
@@ -156,24 +172,25 @@ def _lambda_info(fn, code, call_loc):
     expression in half; the file (or notebook cell) is parsed whole instead
     and the lambda picked among those starting on its line by its position
     (Python 3.11+) or by its parameters and the names and constants it uses.
+    The file is parsed by ``ast`` alone and only the nodes spanning the
+    lambda's line are visited; the lambda found is the one converted to gast
+    (converting and walking a whole file was most of the cold start of a
+    gradient of a lambda).
     """
     filename = inspect.getsourcefile(code) or code.co_filename
     lines = linecache.getlines(filename)
     if not lines:
         _no_source(fn, code, call_loc)
     try:
-        tree = gast.parse("".join(lines))
+        tree = ast.parse("".join(lines))
     except SyntaxError:
         _no_source(fn, code, call_loc)
-    owners = {}
-    for node in gast.walk(tree):
-        for child in gast.iter_child_nodes(node):
-            owners[child] = node
-    found = [n for n in gast.walk(tree) if isinstance(n, gast.Lambda)
+    owners = _owners_on_line(tree, code.co_firstlineno)
+    found = [n for n in owners if isinstance(n, ast.Lambda)
              and n.lineno == code.co_firstlineno and _same_lambda(n, code)]
     if len(found) > 1:      # before Python 3.11 (no columns): tell them apart by constants
         found = [n for n in found if _same_constants(n, code)] or found
-    if len(found) > 1 and len({gast.dump(n) for n in found}) == 1:
+    if len(found) > 1 and len({ast.dump(n) for n in found}) == 1:
         found = found[:1]   # the same text twice: either is the function
     if len(found) != 1:
         raise NoGradientRuleError(
@@ -182,8 +199,9 @@ def _lambda_info(fn, code, call_loc):
             "cannot find the source of %s on line %d of %s"
             % (describe(fn), code.co_firstlineno, filename), call_loc,
             hint="define the function with 'def', or put the lambda on a line of its own")
-    lam = found[0]
-    fdef = gast.FunctionDef(name=_assigned_name(lam, owners) or "<lambda>", args=lam.args,
+    name = _assigned_name(found[0], owners)
+    lam = gast.ast_to_gast(found[0])
+    fdef = gast.FunctionDef(name=name or "<lambda>", args=lam.args,
                             body=[gast.copy_location(gast.Return(value=lam.body), lam.body)],
                             decorator_list=[], returns=None, type_comment=None,
                             **({"type_params": []} if "type_params" in gast.FunctionDef._fields
@@ -195,9 +213,24 @@ def _lambda_info(fn, code, call_loc):
     return SourceInfo(filename, fdef, 0, qualname)
 
 
+def _owners_on_line(tree, line):
+    """{node: its parent} for the nodes of ``tree`` whose lines include ``line`` (and the
+    nodes without lines below them): where a lambda starting on ``line`` can be."""
+    owners, todo = {}, [tree]
+    while todo:
+        node = todo.pop()
+        for child in ast.iter_child_nodes(node):
+            first = getattr(child, "lineno", None)
+            if first is None or first <= line <= getattr(child, "end_lineno", first):
+                owners[child] = node
+                todo.append(child)
+    return owners
+
+
 def _same_lambda(node, code):
-    """Whether the parsed ``node`` is the lambda ``code`` was compiled from."""
-    params = [a.id for a in node.args.posonlyargs + node.args.args]
+    """Whether the parsed ``node`` (an ``ast.Lambda``) is the lambda ``code`` was compiled
+    from."""
+    params = [a.arg for a in node.args.posonlyargs + node.args.args]
     if params != list(code.co_varnames[:code.co_argcount]):
         return False
     positions = getattr(code, "co_positions", None)
@@ -209,15 +242,15 @@ def _same_lambda(node, code):
             end_line = getattr(node, "end_lineno", node.lineno)
             return node.col_offset <= start and (
                 end_line > node.lineno or start < getattr(node, "end_col_offset", 1 << 30))
-    words = {n.id for n in gast.walk(node.body) if isinstance(n, gast.Name)} | \
-        {n.attr for n in gast.walk(node.body) if isinstance(n, gast.Attribute)}
+    words = {n.id for n in ast.walk(node.body) if isinstance(n, ast.Name)} | \
+        {n.attr for n in ast.walk(node.body) if isinstance(n, ast.Attribute)}
     return set(code.co_names) <= words and set(code.co_freevars) <= words
 
 
 def _same_constants(node, code):
     """Whether the numbers and strings ``code`` holds all appear in ``node``'s body
     (a tie-breaker only: the compiler folds ``-1`` or ``2 ** 3`` into new constants)."""
-    written = {n.value for n in gast.walk(node.body) if isinstance(n, gast.Constant)}
+    written = {n.value for n in ast.walk(node.body) if isinstance(n, ast.Constant)}
     held = {c for c in code.co_consts
             if isinstance(c, (int, float, str)) and not isinstance(c, bool)}
     return held <= written
@@ -226,8 +259,8 @@ def _same_constants(node, code):
 def _assigned_name(lam, owners):
     """``f`` for ``f = lambda ...`` (the name generated code is called after)."""
     owner = owners.get(lam)
-    if isinstance(owner, gast.Assign) and len(owner.targets) == 1 \
-            and isinstance(owner.targets[0], gast.Name):
+    if isinstance(owner, ast.Assign) and len(owner.targets) == 1 \
+            and isinstance(owner.targets[0], ast.Name):
         return owner.targets[0].id
     return None
 

@@ -109,7 +109,15 @@ class Op:
         self.frame = frame
 
     def arg_vars(self):
-        return [v for a in self.args for v in leaves(a) if isinstance(v, Var)]
+        # the most called function of compiling (every pass reads it): most
+        # arguments are Vars or Consts, taken without a list of leaves each
+        out = []
+        for a in self.args:
+            if isinstance(a, Var):
+                out.append(a)
+            elif isinstance(a, tuple):
+                out.extend(v for v in leaves(a) if isinstance(v, Var))
+        return out
 
     def used_vars(self):
         """Vars this op reads, including from inside its regions (free uses)."""
@@ -257,12 +265,15 @@ def is_var(x):
 
 def leaves(struct):
     """The Var/Const leaves of a nested tuple structure, in order."""
-    if isinstance(struct, tuple):
-        out = []
-        for s in struct:
+    if not isinstance(struct, tuple):
+        return [struct]
+    out = []
+    for s in struct:
+        if isinstance(s, tuple):
             out.extend(leaves(s))
-        return out
-    return [struct]
+        else:
+            out.append(s)       # no call (and list) per leaf: compiling calls this most
+    return out
 
 
 def map_structure(fn, struct):

@@ -2,8 +2,11 @@
 
 Only ``Cell`` is imported with the package: the compiler needs it to recognise
 networks.  The layers, losses, optimizers, wrappers and metrics are imported
-on the first access to any other name (``nn.Dense``, ``from s2sad.nn import
-*``), so programs that differentiate NumPy functions do not pay for them.
+on the first access to one of their names, each submodule on its own
+(``nn.Dense`` imports the layers, not the optimizers nor the distributed
+wrappers), and all of them for ``from s2sad.nn import *`` or ``dir(nn)``, so
+programs that differentiate NumPy functions do not pay for them, nor
+networks for what they do not use.
 """
 import importlib
 
@@ -23,6 +26,9 @@ _EXPORTS = (
     ("metrics", ("Metric", "Accuracy", "Loss", "MAE", "MSE")),
 )
 
+# name -> the submodule exporting it (the layers, exported by their ``__all__``,
+# are what any other name is looked for in first)
+_OWNER = {name: sub for sub, exported in _EXPORTS if exported for name in exported}
 
 _loading = []
 
@@ -53,10 +59,23 @@ def _bind(module, exported):
     return list(exported)
 
 
+def _load(sub):
+    """Import the submodule ``sub`` and bind its exported names here (a name asked for
+    while it loads is looked up as before: in what is bound already)."""
+    _loading.append(True)
+    try:
+        _bind(importlib.import_module(__name__ + "." + sub), dict(_EXPORTS)[sub])
+    finally:
+        _loading.clear()
+
+
 def __getattr__(name):
     if name.startswith("__") and name != "__all__":
         raise AttributeError("module %r has no attribute %r" % (__name__, name))
-    _load_all()
+    if name != "__all__" and not _loading:
+        _load(_OWNER.get(name, "layer"))    # all of them only when that does not have it
+    if name not in globals():
+        _load_all()
     try:
         return globals()[name]
     except KeyError:

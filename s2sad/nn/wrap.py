@@ -17,7 +17,6 @@ from ..context import ParallelMode, get_auto_parallel_context
 from ..runtime import rt_nn
 from ..tensor import Tensor, ParameterTuple
 from .cell import Cell
-from .grad_reducer import DistributedGradReducer
 
 __all__ = ["WithLossCell", "WithEvalCell", "TrainOneStepCell", "WithGradCell", "Jvp", "Vjp",
            "ForwardValueAndGrad", "Jvp", "Vjp"]
@@ -91,8 +90,7 @@ class TrainOneStepCell(Cell):
         self.value_and_grad_fn = api.value_and_grad(self.network, None, self.weights)
         self.parallel_mode = get_auto_parallel_context("parallel_mode")
         self.reducer_flag = self.parallel_mode == ParallelMode.DATA_PARALLEL
-        self.grad_reducer = (DistributedGradReducer(self.weights) if self.reducer_flag
-                             else _identity)
+        self.grad_reducer = _reducer(self.weights) if self.reducer_flag else _identity
 
     def construct(self, *inputs):
         loss, grads = self._loss_and_grads(inputs)
@@ -169,6 +167,13 @@ class ForwardValueAndGrad(Cell):
         value = self.network(*(inputs[:-1] if self.sens_param else inputs))
         rt_nn.generator().bit_generator.state = rng_state
         return value, self.grad_fn(*inputs)
+
+
+def _reducer(weights):
+    """The data-parallel reducer of ``weights``'s gradients; imported here, so a
+    training step on one process does not load ``s2sad.communication``."""
+    from .grad_reducer import DistributedGradReducer
+    return DistributedGradReducer(weights)
 
 
 def _identity(grads):

@@ -93,3 +93,39 @@ print(before, np.allclose(g1, u + np.random.uniform(size=3)),
       np.allclose(g2, u + np.random.uniform(size=3)))
 """
     assert _run(probe, tmp_path) == "False True True"
+
+
+def test_a_layer_loads_the_layers_only_and_each_submodule_loads_on_its_own_names(tmp_path):
+    # a network built of layers does not pay for the optimizers, losses, wrappers,
+    # metrics nor the distributed modules; each of those loads with its own names
+    rest = ("s2sad.nn.loss", "s2sad.nn.optim", "s2sad.nn.wrap", "s2sad.nn.metrics",
+            "s2sad.nn.grad_reducer", "s2sad.nn.loss_scale", "s2sad.communication")
+    probe = """
+import sys
+from s2sad import nn
+def loaded():
+    return sorted(m for m in %r if m in sys.modules)
+dense = nn.Dense
+first = loaded()
+sgd = nn.SGD
+second = loaded()
+from s2sad.nn import *
+print(first, second, len(loaded()), "s2sad.nn.layer" in sys.modules,
+      SGD is sgd, Dense is dense, nn.SGD.__module__, MSELoss is nn.loss.MSELoss)
+""" % (rest,)
+    assert _run(probe, tmp_path) == (
+        "[] ['s2sad.nn.optim'] 7 True True True s2sad.nn.optim.sgd True")
+
+
+def test_a_training_step_on_one_process_leaves_the_distributed_modules_unloaded(tmp_path):
+    probe = """
+import sys
+import numpy as np
+from s2sad import nn, Tensor
+net = nn.WithLossCell(nn.Dense(3, 2), nn.MSELoss())
+step = nn.TrainOneStepCell(net, nn.SGD(net.trainable_params(), learning_rate=0.1))
+loss = step(Tensor(np.ones((4, 3), np.float32)), Tensor(np.zeros((4, 2), np.float32)))
+print(np.isfinite(float(loss.asnumpy())),
+      sorted(m for m in ("s2sad.nn.grad_reducer", "s2sad.communication") if m in sys.modules))
+"""
+    assert _run(probe, tmp_path) == "True []"

@@ -51,7 +51,10 @@ def test_cold_start_and_import_time(tmp_path):
     assert set(data["cold_start"]) == {"k RK4 Lorenz"}
     assert data["cold_start"]["k RK4 Lorenz"]["seconds"] > 0
     assert data["import_s"] > 0
+    source = data["from_source"]
+    assert source["cold_start"]["k RK4 Lorenz"]["seconds"] > 0 and source["import_s"] > 0
     assert "import s2sad" in stdout
+    assert "bytecode cached" in stdout and "compiled from source" in stdout
 
 
 def test_wrong_gradient_fails_the_run(tmp_path):
