@@ -411,8 +411,11 @@ class Runner:
         """Time every scheduled call, interleaved.
 
         After one warm-up call each, ``repeat`` rounds take one sample of every
-        call in turn (starting one further each round), so load from other
-        processes spreads over all tools alike; each result is the median of
+        call, in an order shuffled each round (seeded), so load from other
+        processes spreads over all tools alike, and so does what a call leaves
+        the next (a large gradient's freed memory, page faults for the call
+        after it: with a fixed order the tool after the hand-written gradient
+        of a convnet paid about 3 ms of them); each result is the median of
         its samples.  A sample repeats a fast call until it lasts about
         ``min_sample`` seconds and is divided by the count.
         """
@@ -425,9 +428,9 @@ class Runner:
                            min(10000, max(1, int(self.min_sample / max(first, 1e-7)))))
         samples = [[] for _ in jobs]
         gc.collect()
-        for r in range(self.repeat):
-            k = r % len(jobs) if jobs else 0
-            for i in list(range(k, len(jobs))) + list(range(k)):
+        order = random.Random(0)
+        for _ in range(self.repeat):
+            for i in order.sample(range(len(jobs)), len(jobs)):
                 entry, key, fn, args = jobs[i]
                 samples[i].append(_sample(fn, args, numbers[i]) / numbers[i])
         for (entry, key, _, _), s in zip(jobs, samples):
