@@ -221,6 +221,9 @@ def _owners_on_line(tree, line):
         node = todo.pop()
         for child in ast.iter_child_nodes(node):
             first = getattr(child, "lineno", None)
+            decorators = getattr(child, "decorator_list", None)
+            if decorators:      # a decorated def or class starts at its first decorator
+                first = min([first] + [d.lineno for d in decorators])
             if first is None or first <= line <= getattr(child, "end_lineno", first):
                 owners[child] = node
                 todo.append(child)

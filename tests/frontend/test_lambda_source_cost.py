@@ -78,3 +78,24 @@ def test_a_function_source_is_parsed_once(tmp_path, monkeypatch):
     loc = info.loc(ret.value)
     assert (loc.lineno, loc.col, loc.source_line.strip()) == (5, 16, "return (x *")  # the x
     np.testing.assert_allclose(s2sad.grad(module.Holder().method)(1.5), 2.0)
+
+
+def _keep(fn):
+    """A decorator factory: the lambda it is given is found through the decorated def."""
+    def deco(f):
+        f.kept = fn
+        return f
+    return deco
+
+
+@_keep(
+    lambda x: np.sum(np.sin(x) * 3.0))
+def _decorated():
+    return None
+
+
+def test_a_lambda_in_a_decorators_arguments_is_found():
+    """A decorated def starts at its first decorator, not at ``def`` (the lambda's line
+    is above the def's own ``lineno``)."""
+    x = np.array([0.1, -0.4, 2.0])
+    np.testing.assert_allclose(s2sad.grad(_decorated.kept)(x), 3.0 * np.cos(x), rtol=1e-12)
