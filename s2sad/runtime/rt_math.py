@@ -502,11 +502,8 @@ class MatMulGradSum:
 
     def _keep(self, pending, lhs, rhs):
         n = lhs.size + rhs.size
-        if n > _BATCH >> 4 and (n > self.acc.size or n > _BATCH >> 2):
-            # large operands: a call more or less costs nothing to speak of.  Operands
-            # smaller than their product (few rows: an LSTM's batch of 16 rows of 64 and
-            # 256) are still kept: stacking them costs less than adding each product
-            # into the accumulator, and one long product runs faster than many short ones
+        if n > _BATCH >> 4:
+            # large: one call more or less costs nothing to speak of
             self.acc += np.multiply.outer(lhs, rhs) if lhs.ndim == 1 else lhs.T @ rhs
             return
         pending[0].append(lhs)

@@ -1,11 +1,9 @@
-"""An LSTM's backward loop: gate adjoints concatenated, weight gradients batched.
+"""An LSTM's backward loop: gate adjoints concatenated.
 
 ``concat_slice_grads`` turns the adjoint of ``z`` read through slices that
 tile one axis (the gates ``z[:, :H]``, ``z[:, H:2 * H]``, ...) into one
 ``rt.getitem_grad_concat``, which checks when the code runs that the slices
 tile the axis and otherwise adds into a zero buffer as before.
-``MatMulGradSum`` keeps the terms of a loop's weight gradient whose operands
-are smaller than their product (few rows) and multiplies them in batches.
 
 Each program is compiled with and without those passes: the results must
 agree (the same terms, summed in another order at most) and match central
@@ -120,7 +118,7 @@ def test_lstm_cell_matches_unoptimised_and_differences(mod, sizes):
 
 
 def test_lstm_cell_float32_at_benchmark_sizes(mod):
-    # the benchmark's shapes: terms of 16 rows of 64 and 256 go to the batched products
+    # the benchmark's shapes, in float32
     args = _lstm_args(np.random.default_rng(0), 50, 16, 32, 64, np.float32)
     got, _ = _check(mod.lstm, args, (0, 1, 2), fd=False, rtol=2e-4)
     assert all(g.dtype == np.float32 for g in got)
@@ -218,24 +216,3 @@ def test_concat_helper_broadcasts_dtypes_and_libraries_as_the_sum():
     got = rt.getitem_grad_concat(base, 1, (1, slice(2, None)), (np.ones(3), parts[1]))
     np.testing.assert_array_equal(got, _summed(base.shape, (1, slice(2, None)),
                                                (np.ones(3), parts[1]), 1))
-
-
-def test_few_row_matmul_terms_are_batched():
-    rng = np.random.default_rng(7)
-    U = rng.standard_normal((64, 256)).astype(np.float32)
-    acc = rt.math_matmul_grad_sum(U)
-    want = np.zeros_like(U, dtype=np.float64)
-    for _ in range(30):
-        h = rng.standard_normal((16, 64)).astype(np.float32)
-        d = rng.standard_normal((16, 256)).astype(np.float32)
-        acc.add_grad_b(d, h, U)
-        want += h.T.astype(np.float64) @ d
-    # 16 rows of 64 and 256 make a 64x256 term: kept, not added one by one
-    assert 0 < len(acc.blocks[0]) < 30 and acc.size > 0
-    got = acc.total()
-    assert got.dtype == np.float32
-    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3)
-    # a term with as many elements in its operands as in itself is added at once
-    acc = rt.math_matmul_grad_sum(np.zeros((64, 64)))
-    acc.add_grad_b(np.ones((64, 64)), np.ones((64, 64)), np.zeros((64, 64)))
-    assert acc.size == 0 and acc.total()[0, 0] == 64
