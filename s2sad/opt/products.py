@@ -5,12 +5,14 @@ The gradient of a weight read by a loop is accumulated in the backward loop,
 step pays for two NumPy calls there; the sum of the terms is one matmul over
 the stacked operands.  ``sum_matmul_grads`` rewrites such an accumulator
 into a ``MatMulGradSum`` that keeps the operands and multiplies them in
-batches.  It runs last, on the program that is compiled: the collector has
+batches.  Unbroadcast terms into the same accumulator (``h @ W + b``'s
+``d_b``) are summed as they come and reduced once, after the loop.  It runs last, on the program that is compiled: the collector has
 no derivative rules.
 """
 from ..ir.primitive import Primitive
 from ..ops.operations.math_ops import DotGradA, DotGradB, MatMul, MatMulGradA, \
     MatMulGradB
+from ..ops.operations.array_ops import Unbroadcast
 from ..ir.control import ForRange, NewAccumulator, AccumulateAt
 from ..ir.nodes import Var, Op, use_counts, walk_blocks
 
@@ -61,6 +63,17 @@ class SumAddMatMul(Primitive):
         return "%s.add_matmul(%s, %s, %r, %r)" % (acc, a, b, self.transpose_a, self.transpose_b)
 
 
+class SumAddUnbroadcast(Primitive):
+    """``+= Unbroadcast(d, x)``: the ``d`` of the iterations summed first, reduced once
+    (a bias's gradient: one addition per step instead of a reduction)."""
+    stateful = True
+    differentiable = False
+    shape_only_inputs = (2,)
+
+    def emit(self, acc, d, x):
+        return "%s.add_unbroadcast(%s, %s)" % (acc, d, x)
+
+
 class SumTotal(Primitive):
     """The array a ``MatMulGradSum`` holds once its loop is over."""
     stateful = True
@@ -72,7 +85,8 @@ class SumTotal(Primitive):
 
 _ADD = {MatMulGradA: lambda prim: SumAddGrad("a"), MatMulGradB: lambda prim: SumAddGrad("b"),
         DotGradA: lambda prim: SumAddGrad("a", True), DotGradB: lambda prim: SumAddGrad("b", True),
-        MatMul: lambda prim: SumAddMatMul(prim.transpose_a, prim.transpose_b)}
+        MatMul: lambda prim: SumAddMatMul(prim.transpose_a, prim.transpose_b),
+        Unbroadcast: lambda prim: SumAddUnbroadcast()}
 
 
 def sum_matmul_grads(func):

@@ -216,3 +216,37 @@ def test_concat_helper_broadcasts_dtypes_and_libraries_as_the_sum():
     got = rt.getitem_grad_concat(base, 1, (1, slice(2, None)), (np.ones(3), parts[1]))
     np.testing.assert_array_equal(got, _summed(base.shape, (1, slice(2, None)),
                                                (np.ones(3), parts[1]), 1))
+
+
+def test_bias_gradient_summed_before_its_reduction(mod):
+    args = _lstm_args(np.random.default_rng(8), 5, 3, 2, 4)
+    _, src = _check(mod.lstm, args, (2,))
+    assert ".add_unbroadcast(d_z" in src and "rt.unbroadcast(d_z_1, b)" not in src
+
+
+def test_unbroadcast_terms_summed_then_reduced():
+    rng = np.random.default_rng(9)
+    b = np.zeros((1, 4), np.float32)
+    acc = rt.math_matmul_grad_sum(b)
+    terms = [rng.standard_normal((3, 4)).astype(np.float32) for _ in range(3)] \
+        + [rng.standard_normal((5, 1, 4)).astype(np.float32),     # another shape: reduced
+           rng.standard_normal((2, 4))]                           # another dtype
+    kept = [np.copy(t) for t in terms]
+    for t in terms:
+        acc.add_unbroadcast(t, b)
+    got = acc.total()
+    want = sum(rt.unbroadcast(np.asarray(t, np.float64), b) for t in terms)
+    assert got.dtype == np.float32 and got.shape == (1, 4)
+    np.testing.assert_allclose(got, want, rtol=1e-5)
+    for t, k in zip(terms, kept):
+        np.testing.assert_array_equal(t, k)     # the terms are left alone
+    # an integer input's accumulator is widened, as ``add`` does
+    acc = rt.math_matmul_grad_sum(np.zeros(3, np.int64))
+    acc.add_unbroadcast(np.ones((2, 3)), np.zeros(3, np.int64))
+    acc.add_unbroadcast(np.ones((2, 3)), np.zeros(3, np.int64))
+    np.testing.assert_array_equal(acc.total(), [4.0, 4.0, 4.0])
+    # a 0-d term of a 0-d value (a scalar bias) is added at once
+    acc = rt.math_matmul_grad_sum(np.float64(0.0))
+    acc.add_unbroadcast(np.float64(1.5), np.float64(0.0))
+    acc.add_unbroadcast(np.ones(3), np.float64(0.0))
+    assert acc.total() == 4.5
