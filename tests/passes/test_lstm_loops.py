@@ -220,8 +220,11 @@ def test_concat_helper_broadcasts_dtypes_and_libraries_as_the_sum():
 
 def test_bias_gradient_summed_before_its_reduction(mod):
     args = _lstm_args(np.random.default_rng(8), 5, 3, 2, 4)
-    _, src = _check(mod.lstm, args, (2,))
+    _, src = _check(mod.lstm, args, (0, 1, 2))
     assert ".add_unbroadcast(d_z" in src and "rt.unbroadcast(d_z_1, b)" not in src
+    # a loop without matmul gradients to batch keeps its accumulation as it was
+    _, src = _check(mod.lstm, args, (2,))
+    assert "add_unbroadcast" not in src and "rt.accumulate_at(" in src
 
 
 def test_unbroadcast_terms_summed_then_reduced():
