@@ -253,3 +253,15 @@ def test_unbroadcast_terms_summed_then_reduced():
     acc.add_unbroadcast(np.float64(1.5), np.float64(0.0))
     acc.add_unbroadcast(np.ones(3), np.float64(0.0))
     assert acc.total() == 4.5
+
+
+def test_loop_invariant_slices_are_made_once(mod):
+    args = _lstm_args(np.random.default_rng(10), 4, 2, 3, 3)
+    got, src = _check(mod.lstm, args, (0, 1, 2))
+    made = [line for line in src.splitlines() if "= slice(" in line]
+    assert len(made) == 4 and all(not line.startswith(" " * 8) for line in made)   # not in a loop
+    push = [line for line in src.splitlines() if "stack.append" in line]
+    assert push and "make_slice" not in push[0]
+    want, _ = _grads(mod.lstm, args, (0, 1, 2), frozenset({"hoist_invariants"}))
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
