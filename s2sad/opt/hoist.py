@@ -8,13 +8,15 @@ when every value it reads is defined outside the loop: run on the traced
 program before differentiation, ``sin(x)`` is computed once and not pushed
 at all; run on the gradient, ``cos(x)`` leaves the backward loop.
 
-Only elementwise ops reading one value (and numbers) move: they cannot fail
+Only elementwise ops reading one value (and numbers) move, and the
+``slice(a, b)`` objects of an index with bounds computed before the loop
+(``z[:, H:2 * H]``: no longer made and pushed every iteration): they cannot fail
 on shapes, so a loop that runs zero times still raises nothing it would
 not have (it may warn, as ``log`` of a negative number does).  Ops inside an
 ``if`` of the body stay where they are: that branch may never run.
 """
 from ..ops.operations import math_ops as M
-from ..ir.control import ForRange, While
+from ..ir.control import ForRange, MakeSlice, While
 from ..ir.nodes import Var, defined_ids
 
 # elementwise ops that can raise on valid shapes (integer ** negative integer,
@@ -63,6 +65,8 @@ def _hoist(loop):
 
 def _movable(op):
     p = op.prim
+    if type(p) is MakeSlice:
+        return True     # ``slice(a, b, c)`` of any values: nothing to raise, nothing to compute
     if p.stateful or not p.elementwise or isinstance(p, _MAY_RAISE) \
             or len(op.outs) != 1:
         return False

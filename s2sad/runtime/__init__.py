@@ -280,6 +280,68 @@ def getitem_grad_into(buf, index, dout):
     return buf
 
 
+def getitem_grad_concat(x, axis, slices, parts):
+    """The sum of ``getitem_grad(part, x, (:, ..., slice))`` over ``parts`` and ``slices``
+    (each slice at ``axis``): the parts' concatenation when the slices tile the axis,
+    else each part added into one zero buffer (``getitem_grad_into``)."""
+    shape = shape_of(x)
+    tiles = _tiles(shape, axis, slices, parts)
+    if tiles is not None:
+        out = np.concatenate(tiles, axis=axis)
+        if out.shape == shape:      # the parts' other axes are x's (else: added below)
+            return out
+    buf = getitem_grad_zeros(x, *parts)
+    lead = (slice(None),) * axis
+    for s, d in zip(slices, parts):
+        buf = getitem_grad_into(buf, lead + (s,) if axis else s, d)
+    return buf
+
+
+def _tiles(shape, axis, slices, parts):
+    """``parts`` in the order of their slices when the slices cover ``[0, shape[axis])``
+    once each (step 1, each non-empty one starting where the one before ended) and
+    every part is a plain array of one dtype with its slice's shape (nothing to
+    broadcast); else None.  Written for speed: it runs once per loop step."""
+    if axis >= len(shape) or type(parts[0]) is not np.ndarray:
+        return None
+    n, dtype, spans = shape[axis], parts[0].dtype, []
+    for s, d in zip(slices, parts):
+        if type(s) is not slice or type(d) is not np.ndarray or d.dtype is not dtype \
+                or s.step is not None or d.ndim != len(shape):
+            return None
+        start, stop = s.start, s.stop
+        start = 0 if start is None else start
+        stop = n if stop is None else stop
+        if type(start) is not int or type(stop) is not int or not 0 <= start <= n \
+                or not 0 <= stop <= n:
+            start, stop, step = s.indices(n)
+            if step != 1:
+                return None
+        size = stop - start if stop > start else 0
+        if d.shape[axis] != size:
+            return None
+        if size:
+            spans.append((start, stop, d))
+    if len(spans) > 1 and spans[0][0] > spans[1][0]:
+        spans.reverse()     # the usual order of the terms of an adjoint
+    end = 0
+    for start, stop, _ in spans:
+        if start != end:
+            spans.sort(key=_first)
+            break
+        end = stop
+    end = 0
+    for start, stop, _ in spans:
+        if start != end:
+            return None
+        end = stop
+    return [d for _, _, d in spans] if end == n and spans else None
+
+
+def _first(span):
+    return span[0]
+
+
 def spare(buf, *others):
     """Whether an elementwise op on ``buf`` and ``others`` may write its result into ``buf``.
 

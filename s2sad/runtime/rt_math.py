@@ -449,7 +449,7 @@ class MatMulGradSum:
     Operands of other ranks, and large ones (no call to save), are added
     at once.
     """
-    __slots__ = ("acc", "rows", "blocks", "size")
+    __slots__ = ("acc", "rows", "blocks", "size", "summed", "like")
 
     def __init__(self, like):
         # an integer input's gradient is not cut here: its exactness is checked at the end
@@ -460,10 +460,33 @@ class MatMulGradSum:
         # a flush finds them mixed
         self.rows, self.blocks = ([], []), ([], [])
         self.size = 0
+        # the sum of the ``add_unbroadcast`` terms so far (one shape and dtype), and
+        # what they are reduced to
+        self.summed, self.like = None, None
 
     def add(self, index, d):
         """A contribution that is not a matmul gradient: added now."""
         accumulate_at(self.acc, index, d)
+
+    def add_unbroadcast(self, d, like):
+        """``+= unbroadcast(d, like)``: the terms ``d`` summed as they come (one
+        addition a step, where a reduction would be two calls and a sum over
+        the broadcast axes), reduced once at ``total()``."""
+        summed = self.summed
+        if summed is not None and type(d) is np.ndarray and d.shape == summed.shape \
+                and d.dtype is summed.dtype:
+            summed += d
+            return
+        self._reduce()
+        if type(d) is np.ndarray and d.ndim and d.dtype.kind in "fc":
+            self.summed, self.like = d.copy(), like
+        else:
+            self.add(Ellipsis, _sum_to(np.asarray(d), _shape(like)))
+
+    def _reduce(self):
+        if self.summed is not None:
+            self.add(Ellipsis, _sum_to(self.summed, _shape(self.like)))
+            self.summed, self.like = None, None
 
     def add_grad_a(self, d, x, y):
         """``+= math_matmul_grad_a(d, x, y)``: ``d @ y.T``, or ``outer(d, y)``."""
@@ -541,6 +564,7 @@ class MatMulGradSum:
         """The sum so far (the loop is over: the pending batch is multiplied)."""
         if self.size:
             self._flush()
+        self._reduce()
         return self.acc
 
 

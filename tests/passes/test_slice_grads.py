@@ -136,6 +136,10 @@ def test_gate_slices_in_a_loop(mod):
     args = (rng.standard_normal((4, 12)) * 0.4, rng.standard_normal((5, 2, 4)),
             rng.standard_normal((2, 4)) * 0.5)
     _, src, _ = _check(mod.gates, args, (0, 1, 2))
+    # the gates tile z's columns: one concatenation (tests/passes/test_lstm_loops.py)
+    assert src.count("rt.getitem_grad_concat(") == 1 and "getitem_grad_into(" not in src
+    with pipeline.options(disabled_passes={"concat_slice_grads"}):
+        _, src, _ = _check(mod.gates, args, (0, 1, 2))
     assert src.count("rt.getitem_grad_zeros(") == 1 and src.count("rt.getitem_grad_into(") == 3
 
 
