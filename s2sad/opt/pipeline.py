@@ -15,7 +15,7 @@ some options is never run for a call made under others.
 from . import options as _options
 from .options import CompileOptions, DEFAULT, current, options, on_change  # noqa: F401
 from ..ir.verify import verify
-from ..ir.passes import dce, cse
+from ..ir.passes import dce, cse, drop_stop_gradients
 from ..ir.stacks import prune_stack_slots, recompute_popped
 from .shapes import same_shape, read_broadcasts_unexpanded
 from .scalars import scalar_shapes
@@ -38,10 +38,12 @@ SIMPLIFY = (same_shape, cse, dce, collect_polynomials, cse, dce)
 #: the Taylor-mode objective, before reverse mode differentiates it
 OBJECTIVE = SIMPLIFY + (fold_negations,)
 
-#: a derivative program, before code generation.  ``ones_to_shape`` first so
+#: a derivative program, before code generation: differentiated no further, so
+#: ``stop_gradient`` is read as its operand (the passes meet the ops they
+#: met before ``SIMPLIFY`` kept it).  ``ones_to_shape`` first so
 #: that simplification folds the seeds' ones; ``restore_unfolded`` after it,
 #: for the ones still read
-FINAL = (verify, ones_to_shape, seed_without_reduction,
+FINAL = (verify, drop_stop_gradients, ones_to_shape, seed_without_reduction,
          same_shape, scalar_shapes, cse, dce, fold_negations,
          prune_stack_slots, recompute_popped, dce, scale_recurrences, hoist_invariants, dce,
          batch_popped,
