@@ -151,3 +151,11 @@ def test_a_max_that_is_not_only_a_shift_keeps_its_tangent():
     with without("constant_shifts"):
         _, hv0 = s2sad.jvp(lambda w: g(w, x), W1, V)
     np.testing.assert_allclose(hv, hv0, rtol=1e-12, atol=1e-14)
+
+
+def test_forward_over_reverse_writes_a_call_and_its_tangents_as_one_function():
+    """The backward ops of ``mlp_loss``'s gradient and their tangents belong to one
+    call: one function for its forward side, one for its backward side, not a
+    small function per run of each (15 functions called in turn)."""
+    src = _hvp_source(mlp_data())
+    assert src.count("\ndef ") + src.startswith("def ") <= 3, src
