@@ -59,7 +59,9 @@ FINAL_ANY_LIBRARY = tuple(p for p in FINAL if p not in NUMPY_ONLY)
 #: optimisations made while differentiating rather than by a pass: reverse
 #: mode skipping the adjoint of a value only shifted by a constant
 #: (``ad.shift.constant_shifts``)
-IN_AD = ("constant_shifts",)
+#: and, for ``jacfwd``/``hessian``, chains of tangent scalings folded into one
+#: product (``ad.chains.fold_tangent_chains``)
+IN_AD = ("constant_shifts", "fold_tangent_chains")
 
 PASS_NAMES = frozenset(p.__name__ for p in TRACE + SIMPLIFY + OBJECTIVE + FINAL) | set(IN_AD)
 _options.PASS_NAMES.update(PASS_NAMES)
