@@ -241,3 +241,20 @@ def test_mask_coefficients_are_not_merged():
     x = np.array([-1.0, -0.2, 0.3, 0.8, 2.0])
     expect = np.diag((x > 0).astype(float) + (x > 0.5) - (x < -0.5))
     np.testing.assert_array_equal(s2sad.jacfwd(masks)(x), expect)
+
+
+def looped(x):
+    """A loop: the tangent program is not straight-line, so nothing is folded."""
+    for _ in range(3):
+        x = np.tanh(x) * 1.5 - x / 4
+    return np.sum(x * x)
+
+
+def test_a_loop_is_left_alone_and_still_right():
+    x = RNG.standard_normal(4)
+    g = s2sad.grad(looped)
+    h = s2sad.hessian(looped)(x)
+    with without("fold_tangent_chains"):
+        h0 = s2sad.hessian(looped)(x)
+    np.testing.assert_allclose(h, h0, rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(h, fd_jacobian(g, x), rtol=1e-6, atol=1e-8)
