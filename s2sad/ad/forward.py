@@ -21,10 +21,14 @@ from .inline import inline_rule, rule_for, rule_name
 
 
 def _as_jvp(ops, start, frame):
-    """Tag ``ops[start:]`` as ``frame``'s JVP; a forward op shared with the trace is copied."""
+    """Tag ``ops[start:]`` as ``frame``'s JVP; an op shared with the trace is copied.
+
+    The ops of a gradient's backward side go with their tangents too: tagged
+    apart, the two alternate op by op and outlining would write each pair of
+    runs as two small functions called in turn."""
     for i in range(start, len(ops)):
         op = ops[i]
-        if op.frame is not None and op.frame[1] == "fwd":
+        if op.frame is not None and op.frame[1] in ("fwd", "bwd"):
             regions = [Region(r.params, list(r.ops), r.result) for r in op.regions]
             op = ops[i] = Op(op.prim, op.args, op.outs, op.loc, op.origin, regions,
                              (op.frame[0], "jvp"))

@@ -27,7 +27,7 @@ from ..errors import CompileError, NoGradientRuleError, RuleError
 from ..ir.nodes import (Var, Const, Op, Func, Region, AdjointOf, defined_ids, leaves,
                         tag_frame, walk_ops)
 from ..ir import control as C
-from .shift import constant_shifts
+from .shift import stop_constant_shifts
 from . import recursion
 from ..ops._grad import bprop_getters
 from ..ops.operations import math_ops as M
@@ -521,10 +521,10 @@ def reverse(func, wrt, sens=None, name=None, return_value=False, head_only=False
     b = R.b
     body = copy_ops(func.body)
     fresh_pops(body)
+    if current_options().runs("constant_shifts"):
+        stop_constant_shifts(body, func.result)
     R.active = {v.id for v in wrt}
     propagate(body, R.active)
-    if current_options().runs("constant_shifts"):
-        R.active -= constant_shifts(body, func.result)
     adj = R.adjoints()
 
     out_leaves = leaves(func.result[0] if head_only else func.result)

@@ -22,6 +22,10 @@ slice along ``axis``::
 
 Every reader of ``m``, ``z`` and what they make must be one of these (in the
 same block, not a region, not the result); then ``m`` is a constant to AD.
+``stop_constant_shifts`` writes that decision into the program (the shift
+reads ``stop_gradient(m)``), so a derivative of the gradient program
+(forward over reverse, reverse over reverse) treats ``m`` as a constant too:
+the gradient is free of ``m`` as the function is.
 Only these ops are accepted: none of them changes the rank or adds a
 broadcast axis, so ``axis`` names the same axis throughout.  Derivatives of
 every order stay exact, since the derivatives of a shift-invariant function
@@ -29,13 +33,31 @@ are shift-invariant too.
 """
 import heapq
 
-from ..ir.nodes import Const, Var, leaves
+from ..ir.nodes import Const, Op, Var, leaves
+from ..ops.operations import array_ops as A
 from ..ops.operations import math_ops as M
 
 
 def constant_shifts(body, result):
     """Ids of the max/min values ``result`` depends on only through shift-invariant code."""
-    found = set()
+    return {ops[k].outs[0].id for ops, k in _accepted(body, result)}
+
+
+def stop_constant_shifts(body, result):
+    """Make the shift of each max/min ``constant_shifts`` accepts read
+    ``stop_gradient(m)``: the max's only reader is that subtraction (``_invariant``).
+    ``stop_gradient`` is written as its operand, so the generated code is unchanged."""
+    for ops, k in sorted(_accepted(body, result), key=lambda a: -a[1]):
+        m = ops[k].outs[0]
+        stopped = Var(m.hint)
+        for op in ops[k + 1:]:
+            op.args = [stopped if a is m else a for a in op.args]
+        ops.insert(k + 1, Op(A.StopGradient(), [m], [stopped], ops[k].loc))
+
+
+def _accepted(body, result):
+    """``(block, index)`` of each max/min accepted, blocks regions included."""
+    found = []
     blocks = [(body, result)]
     while blocks:
         ops, result = blocks.pop()
@@ -47,7 +69,7 @@ def constant_shifts(body, result):
                 if readers is None:
                     readers, escaping = _readers(ops, result)
                 if _invariant(ops, k, readers, escaping):
-                    found.add(op.outs[0].id)
+                    found.append((ops, k))
     return found
 
 

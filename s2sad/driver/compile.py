@@ -21,6 +21,7 @@ from ..backend.recursion import compile_groups, groups_in
 from ..ad.reverse import reverse
 from ..ad.forward import forward, split_primal
 from ..ad.batching import batch_tangents
+from ..ad.chains import fold_tangent_chains
 from ..ad.taylor import taylor_objective, Unsupported
 from ..errors import CompileError, S2SADError
 from ..frontend.guards import FN
@@ -285,7 +286,10 @@ def compile_jvp(fn, root, args, specs, positions=None, split=False):
     header = "s2sad: " + _gradients_of("forward-mode derivative", t)
     backend = _backend(specs, t)
     ir = _simplified(ir, t, backend)
-    parts = split_primal(ir, ir.params[len(ir.params) - len(wrt):]) if split else None
+    t_params = ir.params[len(ir.params) - len(wrt):]
+    if split and current_options().runs("fold_tangent_chains"):
+        ir = fold_tangent_chains(ir, t_params)
+    parts = split_primal(ir, t_params) if split else None
     if parts is None:
         return _finish(ir, t, header, specs, simplify=False, n_flat=len(t.flat_inputs),
                        n_tangents=len(wrt), tangent=None, batched=None)

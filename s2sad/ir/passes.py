@@ -66,11 +66,24 @@ def cse(func):
     a keep-dims ``ExpandReduced``) are dropped too.  A value computed inside a
     region is reused only inside it (a branch's values do not exist on the
     other path); values from enclosing code are reused inside regions.
+    ``stop_gradient`` is kept: a gradient inlined into a program differentiated
+    again must still block the next derivative (``drop_stop_gradients``).
     """
+    return _substituted(func, _cse_block, {})
+
+
+def drop_stop_gradients(func):
+    """``stop_gradient(x)`` read as ``x``: the program is differentiated no further."""
+    return _substituted(func, _cse_block, None)
+
+
+def _substituted(func, block, *extra):
+    """``func`` through ``block(ops, *extra, subst)``, the result and the backward
+    start following the ops it drops."""
     subst = {}
     start = func.backward_start
     position = {id(op): i for i, op in enumerate(func.body)}
-    func.body = _cse_block(func.body, {}, subst)
+    func.body = block(func.body, *extra, subst)
     func.result = substitute(func.result, subst)
     if start is not None:
         func.backward_start = next((k for k, op in enumerate(func.body)
@@ -79,7 +92,8 @@ def cse(func):
 
 
 def _cse_block(ops, table, subst):
-    """The ops of ``ops`` kept; ``table`` maps op keys to outputs, ``subst`` records drops."""
+    """The ops of ``ops`` kept; ``table`` maps op keys to outputs, ``subst`` records
+    drops; a ``table`` of None: only the ``stop_gradient`` ops are dropped."""
     from .control import StackPop
     kept = []
     for op in ops:
@@ -89,13 +103,13 @@ def _cse_block(ops, table, subst):
             # another is rebound under the name that is still read
             op.outs = [substitute(o, subst) for o in op.outs]
         for r in op.regions:
-            r.ops = _cse_block(r.ops, dict(table), subst)
+            r.ops = _cse_block(r.ops, None if table is None else dict(table), subst)
             r.result = tuple(substitute(x, subst) for x in r.result)
-        same = _identity_input(op)
+        same = _identity_input(op, stops=table is None)
         if same is not None and isinstance(op.args[same], Var):
             subst[op.outs[0].id] = op.args[same]
             continue
-        if op.regions or op.prim.stateful or not op.outs:
+        if table is None or op.regions or op.prim.stateful or not op.outs:
             kept.append(op)
             continue
         k = _op_key(op)
@@ -119,13 +133,17 @@ def _op_key(op):
         return None
 
 
-def _identity_input(op):
+def _identity_input(op, stops=False):
     """The input an op passes through unchanged (``Copy``, ``Depend``, a
-    keep-dims ``ExpandReduced``...), read off its code template, or ``None``."""
+    keep-dims ``ExpandReduced``...), read off its code template, or ``None``.
+    Such an op that is not differentiable (``stop_gradient``) blocks a later
+    derivative: only the ``stops`` are read through, and only with ``stops``."""
     from .control import Copy
     if isinstance(op.prim, Copy):
-        return 0
+        return None if stops else 0
     if op.regions or op.prim.stateful or len(op.outs) != 1 or not op.args:
+        return None
+    if stops == op.prim.differentiable:
         return None
     names = ["_in%d_" % i for i in range(len(op.args))]
     try:

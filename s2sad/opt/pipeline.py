@@ -15,7 +15,7 @@ some options is never run for a call made under others.
 from . import options as _options
 from .options import CompileOptions, DEFAULT, current, options, on_change  # noqa: F401
 from ..ir.verify import verify
-from ..ir.passes import dce, cse
+from ..ir.passes import dce, cse, drop_stop_gradients
 from ..ir.stacks import prune_stack_slots, recompute_popped
 from .shapes import same_shape, read_broadcasts_unexpanded
 from .scalars import scalar_shapes
@@ -39,10 +39,12 @@ SIMPLIFY = (same_shape, cse, dce, collect_polynomials, cse, dce)
 #: the Taylor-mode objective, before reverse mode differentiates it
 OBJECTIVE = SIMPLIFY + (fold_negations,)
 
-#: a derivative program, before code generation.  ``ones_to_shape`` first so
+#: a derivative program, before code generation: differentiated no further, so
+#: ``stop_gradient`` is read as its operand (the passes meet the ops they
+#: met before ``SIMPLIFY`` kept it).  ``ones_to_shape`` first so
 #: that simplification folds the seeds' ones; ``restore_unfolded`` after it,
 #: for the ones still read
-FINAL = (verify, ones_to_shape, seed_without_reduction,
+FINAL = (verify, drop_stop_gradients, ones_to_shape, seed_without_reduction,
          same_shape, scalar_shapes, cse, dce, fold_negations,
          prune_stack_slots, recompute_popped, dce, scale_recurrences, hoist_invariants, dce,
          batch_popped,
@@ -60,7 +62,9 @@ FINAL_ANY_LIBRARY = tuple(p for p in FINAL if p not in NUMPY_ONLY)
 #: optimisations made while differentiating rather than by a pass: reverse
 #: mode skipping the adjoint of a value only shifted by a constant
 #: (``ad.shift.constant_shifts``)
-IN_AD = ("constant_shifts",)
+#: and, for ``jacfwd``/``hessian``, chains of tangent scalings folded into one
+#: product (``ad.chains.fold_tangent_chains``)
+IN_AD = ("constant_shifts", "fold_tangent_chains")
 
 PASS_NAMES = frozenset(p.__name__ for p in TRACE + SIMPLIFY + OBJECTIVE + FINAL) | set(IN_AD)
 _options.PASS_NAMES.update(PASS_NAMES)
