@@ -176,36 +176,43 @@ def math_arg_indicator(index, x, axis, keep_dims):
     return out
 
 
-def math_dot(x, y):
-    """``np.dot`` of operands of any rank (its ranks are read at run time)."""
-    return np.dot(x, y)
+def math_dot(x, y, tensordot=np.dot):
+    """``np.dot`` of operands of any rank (its ranks are read at run time).
+
+    Another library passes its ``tensordot``: ``np.dot`` multiplies when an
+    operand is 0-D, contracts x's last axis with a 1-D y, and with y's
+    second-to-last axis otherwise."""
+    if tensordot is np.dot:
+        return np.dot(x, y)
+    nx, ny = np.ndim(x), np.ndim(y)
+    if nx == 0 or ny == 0:
+        return x * y
+    return tensordot(x, y, axes=([nx - 1], [max(ny - 2, 0)]))
 
 
-def math_dot_grad_a(d, x, y):
-    """The gradient of ``np.dot(x, y)`` with respect to ``x`` (``x`` may be a ``ShapeOf``).
-
-    ``np.dot`` multiplies when an operand is 0-D, contracts x's last axis with
-    a 1-D y, and with y's second-to-last axis otherwise."""
+def math_dot_grad_a(d, x, y, tensordot=np.tensordot, outer=np.multiply.outer, total=np.sum):
+    """The gradient of ``np.dot(x, y)`` with respect to ``x`` (``x`` may be a ``ShapeOf``);
+    another library passes its ``tensordot``, outer product and ``sum``."""
     nx, ny = len(_shape(x)), np.ndim(y)
     if nx == 0:
-        return np.sum(d * y)
+        return total(d * y)
     if ny == 0:
         return d * y
     if ny == 1:
-        return np.multiply.outer(d, y)
+        return outer(d, y)
     free = list(range(ny - 2)) + [ny - 1]           # y's axes that d keeps
-    return np.tensordot(d, y, (list(range(nx - 1, np.ndim(d))), free))
+    return tensordot(d, y, axes=(list(range(nx - 1, np.ndim(d))), free))
 
 
-def math_dot_grad_b(d, x, y):
+def math_dot_grad_b(d, x, y, tensordot=np.tensordot, moveaxis=np.moveaxis, total=np.sum):
     """The gradient of ``np.dot(x, y)`` with respect to ``y`` (``y`` may be a ``ShapeOf``)."""
     nx, ny = np.ndim(x), len(_shape(y))
     if nx == 0:
         return d * x
     if ny == 0:
-        return np.sum(d * x)
-    g = np.tensordot(x, d, (list(range(nx - 1)), list(range(nx - 1))))
-    return g if ny == 1 else np.moveaxis(g, 0, -2)
+        return total(d * x)
+    g = tensordot(x, d, axes=(list(range(nx - 1)), list(range(nx - 1))))
+    return g if ny == 1 else moveaxis(g, 0, -2)
 
 
 def _norm_axes(axes, ndim, what):

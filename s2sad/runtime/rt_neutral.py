@@ -16,7 +16,8 @@ from math import prod
 from . import (UNDEFINED, check_assert, check_defined, constexpr, expand_reduced,
                inverse_permutation, reduce_axes, reduced_count, _basic_index, _summed_axes)
 from .rt_array import array_np_dtype, array_unpack, flattened_shape
-from .rt_math import tensordot_grad_a, tensordot_grad_b
+from .rt_math import (math_dot as _dot, math_dot_grad_a as _dot_grad_a,
+                      math_dot_grad_b as _dot_grad_b, tensordot_grad_a, tensordot_grad_b)
 from .rt_neutral_nn import NNHelpers, TorchNNHelpers
 from .rt_nn import nn_norm_axes
 
@@ -289,6 +290,63 @@ class Helpers(NNHelpers):
         if index is Ellipsis:
             return acc + d
         return self._add_at(acc, index, d)
+
+    def math_dot(self, x, y):
+        """``np.dot`` of operands of any rank (NumPy's helper's cases)."""
+        return _dot(x, y, self.xp.tensordot)
+
+    def math_dot_grad_a(self, d, x, y):
+        """Gradient of ``np.dot(x, y)`` w.r.t. ``x`` (NumPy's helper's steps)."""
+        return _dot_grad_a(d, x, y, self.xp.tensordot, lambda a, b: a[..., None] * b,
+                           self.xp.sum)
+
+    def math_dot_grad_b(self, d, x, y):
+        """Gradient of ``np.dot(x, y)`` w.r.t. ``y``."""
+        return _dot_grad_b(d, x, y, self.xp.tensordot, self.xp.moveaxis, self.xp.sum)
+
+    def math_sum_squares(self, x):
+        """``sum(x * x)`` over all elements."""
+        return self.xp.sum(x * x)
+
+    def math_logsumexp(self, x, axis, keep_dims):
+        """``log(sum(exp(x)))`` over ``axis`` (``()`` = all), shifted by the max."""
+        xp = self.xp
+        ax = None if axis is None or axis == () else (
+            tuple(axis) if isinstance(axis, list) else axis)
+        m = xp.max(x, axis=ax, keepdims=True)
+        m = xp.where(xp.isfinite(m), m, xp.zeros_like(m))
+        out = xp.log(xp.sum(xp.exp(x - m), axis=ax, keepdims=True)) + m
+        if keep_dims:
+            return out
+        return xp.reshape(out, ()) if ax is None else xp.squeeze(out, axis=ax)
+
+    def math_cumsum(self, x, axis, exclusive, reverse):
+        """Cumulative sum along ``axis``; ``exclusive`` leaves out each element itself."""
+        xp = self.xp
+        if reverse:
+            x = xp.flip(x, axis=axis)
+        out = xp.cumulative_sum(x, axis=axis)
+        if exclusive:
+            out = out - x
+        return xp.flip(out, axis=axis) if reverse else out
+
+    def math_erf(self, x):
+        """The error function, from the library's own special functions."""
+        return self._special("erf")(x)
+
+    def math_erfc(self, x):
+        """``1 - erf(x)``, accurate for large ``x``."""
+        return self._special("erfc")(x)
+
+    def _special(self, name):
+        if self.library == "torch":
+            import torch
+            return getattr(torch.special, name)
+        if self.library == "jax":
+            import jax.scipy.special
+            return getattr(jax.scipy.special, name)
+        import cupyx.scipy.special
+        return getattr(cupyx.scipy.special, name)
 
     def math_tensordot_grad_a(self, dout, b, axes):
         """Gradient of ``tensordot(a, b, axes)`` w.r.t. ``a`` (NumPy's helper's steps)."""

@@ -9,7 +9,7 @@ named (``runtime.xarrays.missing_names``), never run through NumPy.
 from math import prod
 
 from . import rt_nn
-from .rt_nn import _crop, _pads, nn_norm_axes
+from .rt_nn import _crop, _pads, nn_norm_axes, _INV_SQRT_2PI, _SQRT_HALF, _TANH_C, _TANH_K
 
 
 class NNHelpers:
@@ -19,6 +19,39 @@ class NNHelpers:
         """1 / (1 + exp(-x)) as exp(-log(1 + exp(-x))): no side overflows."""
         xp = self.xp
         return xp.exp(-xp.logaddexp(xp.zeros_like(x), -x))
+
+    def nn_relu6(self, x):
+        """min(max(x, 0), 6)."""
+        zero = self.xp.zeros_like(x)
+        return self.xp.minimum(self.xp.maximum(x, zero), zero + 6)
+
+    def nn_leaky_relu(self, x, alpha):
+        """x for x > 0, alpha * x otherwise."""
+        return self.xp.where(x > 0, x, x * alpha)
+
+    def nn_elu(self, x, alpha):
+        """x for x > 0, alpha * (exp(x) - 1) otherwise (no overflow for large x)."""
+        xp = self.xp
+        return xp.where(x > 0, x, alpha * xp.expm1(xp.minimum(x, xp.zeros_like(x))))
+
+    def nn_erf(self, x):
+        return self.math_erf(x)
+
+    def nn_gelu(self, x, approximate):
+        """GeLU: the exact erf form (``'none'``) or the tanh approximation (``'tanh'``)."""
+        if approximate == "tanh":
+            return 0.5 * x * (1 + self.xp.tanh(_TANH_C * (x + _TANH_K * (x * x * x))))
+        return 0.5 * x * (1 + self.math_erf(x * _SQRT_HALF))
+
+    def nn_gelu_grad(self, dy, x, approximate):
+        """``dy * gelu'(x)`` for either form of GeLU."""
+        xp = self.xp
+        if approximate == "tanh":
+            t = xp.tanh(_TANH_C * (x + _TANH_K * (x * x * x)))
+            du = _TANH_C * (1 + 3 * _TANH_K * (x * x))
+            return dy * (0.5 * (1 + t) + 0.5 * x * (1 - t * t) * du)
+        cdf = 0.5 * (1 + self.math_erf(x * _SQRT_HALF))
+        return dy * (cdf + x * (_INV_SQRT_2PI * xp.exp(-0.5 * (x * x))))
 
     def nn_softplus(self, x):
         """log(1 + exp(x)) without overflow."""

@@ -266,11 +266,11 @@ def test_training_an_mlp_gives_numpys_losses(opt, loss):
     assert got[-1] < got[0]
 
 
-def test_a_layer_without_a_torch_implementation_names_itself_and_the_option():
+def test_an_op_without_a_torch_implementation_names_itself_and_the_option():
     on("torch")
-    with pytest.raises(TypeError, match="primitive GeLU has no implementation for torch "
-                                        "arrays.*array_library='numpy'"):
-        nn.GELU()(Tensor(np.ones((1, 1, 4, 4), np.float32)))
+    with pytest.raises(TypeError, match="primitive ArgMaxWithValue has no implementation for "
+                                        "torch arrays.*array_library='numpy'"):
+        ops.argmax_with_value(Tensor(np.ones((2, 4), np.float32)), 1)
 
 
 def conv_gradients(library, pad_mode, stride):

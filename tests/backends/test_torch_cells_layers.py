@@ -72,6 +72,11 @@ LAYERS = {
     "RNN": (lambda: nn.RNN(3, 4, nonlinearity="relu"), floats(5, 2, 3)),
     "MultiheadAttention": (SelfAttention, floats(3, 2, 4)),
     "TransformerEncoderLayer": (lambda: nn.TransformerEncoderLayer(4, 2, 8), floats(3, 2, 4)),
+    "GELU": (lambda: nn.GELU(), floats(3, 4) * 2),
+    "GELU-tanh": (lambda: nn.GELU(approximate=True), floats(3, 4) * 2),
+    "ELU": (lambda: nn.ELU(0.6), floats(3, 4) * 2),
+    "LeakyReLU": (lambda: nn.LeakyReLU(0.3), floats(3, 4)),
+    "ReLU6": (lambda: nn.ReLU6(), floats(3, 4) * 5),
 }
 
 
