@@ -4,8 +4,10 @@
 ``MatMulGradSum`` too: the term ``MatMulGradA/B(d, x, y).T`` is added as
 ``add_grad_a_t``/``add_grad_b_t``, which keep the operands the other way
 round (``d.T @ x`` for ``(x.T @ d).T``), and the bias next to it is summed
-and reduced once.  Each program is compared with the code without the pass
-and with float64 central differences.
+and reduced once.  ``drop_dead_carried`` drops the values a loop carries
+that nothing reads (the layer's output sequence, when a loss reads only the
+final state).  Each program is compared with the code without the pass and
+with float64 central differences.
 """
 import numpy as np
 import pytest
@@ -30,6 +32,28 @@ def rnn_vec(Wx, Wh, xs, h):
     for t in range(xs.shape[0]):
         h = np.tanh(Wx.T @ xs[t] + Wh.T @ h)
     return np.sum(h * h)
+
+
+def fills_unread_output(W, xs, h):
+    # ``out`` and ``n`` are carried but never read after the loop: dropped;
+    # ``a`` only feeds ``h``, which is read: kept
+    out = np.zeros((xs.shape[0],) + h.shape)
+    n = 0
+    a = h * 0.5
+    for t in range(xs.shape[0]):
+        a = np.sin(a) + xs[t]
+        h = np.tanh(h @ W + a)
+        out[t] = h
+        n = n + 1
+    return np.sum(h * h)
+
+
+def reads_output(W, xs, h):
+    out = np.zeros((xs.shape[0],) + h.shape)
+    for t in range(xs.shape[0]):
+        h = np.tanh(h @ W + xs[t])
+        out[t] = h
+    return np.sum(out * out)
 
 
 def rnn_batched(Wh, xs, h):
@@ -116,7 +140,24 @@ def test_transposed_terms_equal_the_sum_of_transposed_gradients():
             np.testing.assert_allclose(got, want, rtol=tol, atol=tol * 10)
 
 
+def test_unread_carried_values_are_dropped(mod):
+    rng = np.random.default_rng(5)
+    args = (rng.standard_normal((3, 3)) * 0.5, rng.standard_normal((4, 2, 3)),
+            rng.standard_normal((2, 3)) * 0.5)
+    off = frozenset({"drop_dead_carried"})
+    for fn, dropped in ((mod.fills_unread_output, True), (mod.reads_output, False)):
+        got, src = _grads(fn, args, (0, 1, 2))
+        want, src0 = _grads(fn, args, (0, 1, 2), off)
+        for a, b, i in zip(got, want, (0, 1, 2)):
+            np.testing.assert_allclose(a, b, rtol=1e-13, atol=1e-15)
+            np.testing.assert_allclose(a, numeric_grad(fn, args, i), rtol=1e-6, atol=1e-8)
+        assert "rt.array_setitem" in src0
+        assert ("rt.array_setitem" not in src) == dropped
+        assert not dropped or "sin(" in src.split("# -- backward sweep --")[0]    # ``a`` kept
+
+
 class _LSTMLoss(nn.Cell):
+
     def __init__(self, inp, hid):
         super().__init__()
         self.lstm = nn.LSTM(inp, hid)
@@ -141,5 +182,7 @@ def test_nn_lstm_weight_gradients_are_batched():
     (got, src), (want, src0) = results
     assert src.count(".add_grad_b_t(") == 2 and src.count(".add_unbroadcast(") == 2
     assert "_t(" not in src0
+    # the layer's output sequence, which this loss does not read, is not filled
+    assert "array_setitem" not in src
     for a, b in zip(got, want):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-12, atol=1e-14)
