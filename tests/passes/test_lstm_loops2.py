@@ -186,3 +186,35 @@ def test_nn_lstm_weight_gradients_are_batched():
     assert "array_setitem" not in src
     for a, b in zip(got, want):
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-12, atol=1e-14)
+
+
+def _summed(x_shape, slices, parts, axis):
+    """The sum of the separate ``getitem_grad`` arrays (the unoptimised adjoint)."""
+    lead = (slice(None),) * axis
+    out = 0
+    for s, d in zip(slices, parts):
+        out = out + rt.getitem_grad(d, np.empty(x_shape), lead + (s,))
+    return out
+
+
+def test_concat_helper_falls_back_for_parts_that_do_not_fit():
+    # the same slice objects (as a loop passes them every step) with parts that
+    # tile, and with parts broadcast along either axis, of another dtype, of
+    # another rank, on another axis length: each as the sum of the adjoints
+    rng = np.random.default_rng(6)
+    slices = (slice(4, None), slice(1, 4), slice(1, 1), slice(None, 1))    # one empty
+    first = tuple(rng.standard_normal((3, s.indices(6)[1] - s.indices(6)[0]))
+                  for s in slices[:2]) + (np.zeros((3, 0)), rng.standard_normal((3, 1)))
+    calls = [((3, 6), 1, first),
+             ((3, 6), 1, tuple(p * 2 for p in first)),                          # reused
+             ((3, 6), 1, first[:3] + (np.ones((1, 1)),)),                        # broadcast
+             ((3, 6), 1, first[:3] + (first[3].astype(np.float32),)),            # dtype
+             ((3, 6), 1, (first[0], first[1][:, :1], first[2], first[3])),       # width 1
+             ((3, 7), 1, (rng.standard_normal((3, 3)),) + first[1:]),            # longer axis
+             ((2, 3, 6), 2, tuple(np.stack([p, p]) for p in first)),             # rank
+             ((6, 3), 0, tuple(p.T for p in first))]                             # another axis
+    for shape, axis, parts in calls:
+        got = rt.getitem_grad_concat(rt.ShapeOf(np.empty(shape)), axis, slices, parts)
+        want = _summed(shape, slices, parts, axis)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want)
