@@ -24,6 +24,7 @@ from .products import sum_matmul_grads
 from .slices import sum_slice_grads, concat_slice_grads
 from .recurrences import scale_recurrences
 from .hoist import hoist_invariants
+from .carried import drop_dead_carried
 from .batch import batch_popped
 from .algebra import fold_negations
 from .poly import collect_polynomials
@@ -46,7 +47,7 @@ OBJECTIVE = SIMPLIFY + (fold_negations,)
 #: for the ones still read
 FINAL = (verify, drop_stop_gradients, ones_to_shape, seed_without_reduction,
          same_shape, scalar_shapes, cse, dce, fold_negations,
-         prune_stack_slots, recompute_popped, dce, scale_recurrences, hoist_invariants, dce,
+         prune_stack_slots, recompute_popped, drop_dead_carried, dce, scale_recurrences, hoist_invariants, dce,
          batch_popped,
          restore_unfolded, verify,
          read_broadcasts_unexpanded, dce, sum_slice_grads, concat_slice_grads,

@@ -12,7 +12,7 @@ no derivative rules.
 from ..ir.primitive import Primitive
 from ..ops.operations.math_ops import DotGradA, DotGradB, MatMul, MatMulGradA, \
     MatMulGradB
-from ..ops.operations.array_ops import Unbroadcast
+from ..ops.operations.array_ops import TransposeT, Unbroadcast
 from ..ir.control import ForRange, NewAccumulator, AccumulateAt
 from ..ir.nodes import Var, Op, use_counts, walk_blocks
 
@@ -37,18 +37,19 @@ class SumAdd(Primitive):
 
 class SumAddGrad(Primitive):
     """``+= MatMulGradA/B(d, x, y)`` (``side`` "a" or "b"), batched with the other terms;
-    ``dot``: ``DotGradA/B``'s, batched where ``np.dot`` is a matmul."""
+    ``dot``: ``DotGradA/B``'s, batched where ``np.dot`` is a matmul; ``transposed``:
+    ``+= MatMulGradA/B(d, x, y).T`` (a weight read as ``w.T``, as ``nn.LSTM`` does)."""
     stateful = True
     differentiable = False
 
-    def __init__(self, side, dot=False):
-        super().__init__(side=side, dot=bool(dot))
+    def __init__(self, side, dot=False, transposed=False):
+        super().__init__(side=side, dot=bool(dot), transposed=bool(transposed))
         # only the operand whose gradient this is is read for its shape
         self.shape_only_inputs = (2,) if side == "a" else (3,)
 
     def emit(self, acc, d, x, y):
-        return "%s.add_%sgrad_%s(%s, %s, %s)" % (acc, "dot_" if self.dot else "", self.side,
-                                                 d, x, y)
+        return "%s.add_%sgrad_%s%s(%s, %s, %s)" % (acc, "dot_" if self.dot else "", self.side,
+                                                   "_t" if self.transposed else "", d, x, y)
 
 
 class SumAddMatMul(Primitive):
@@ -87,6 +88,9 @@ _ADD = {MatMulGradA: lambda prim: SumAddGrad("a"), MatMulGradB: lambda prim: Sum
         DotGradA: lambda prim: SumAddGrad("a", True), DotGradB: lambda prim: SumAddGrad("b", True),
         MatMul: lambda prim: SumAddMatMul(prim.transpose_a, prim.transpose_b),
         Unbroadcast: lambda prim: SumAddUnbroadcast()}
+# the terms that may be added transposed (``acc += term.T``)
+_ADD_T = {MatMulGradA: lambda prim: SumAddGrad("a", transposed=True),
+          MatMulGradB: lambda prim: SumAddGrad("b", transposed=True)}
 
 
 def sum_matmul_grads(func):
@@ -118,7 +122,8 @@ def _rewrite_loop(loop, block, counts, made):
             products = [_product(link, body, counts, made) for link in links]
             found.append((k, param, maker, links, products))
     # unbroadcast terms (a bias's) join a loop that has matmul gradients to batch
-    if any(p is not None and type(p.prim) is not Unbroadcast for *_, ps in found for p in ps):
+    if any(p is not None and type(p[0].prim) is not Unbroadcast
+           for *_, ps in found for p in ps):
         for k, param, maker, links, products in found:
             if any(products):
                 _collect(loop, block, k, param, maker, links, products)
@@ -135,11 +140,15 @@ def _collect(loop, block, k, param, maker, links, products):
             term = Op(SumAdd(), [param] + link.args[1:], [], link.loc, link.origin,
                       frame=link.frame)
             body.ops[body.ops.index(link)] = term
-        else:
-            term = Op(_ADD[type(prod.prim)](prod.prim), [param] + list(prod.args), [],
-                      prod.loc, prod.origin, frame=prod.frame)
-            body.ops[body.ops.index(prod)] = term
-            body.ops.remove(link)
+            continue
+        prod, transpose = prod
+        adder = (_ADD_T if transpose is not None else _ADD)[type(prod.prim)](prod.prim)
+        term = Op(adder, [param] + list(prod.args), [], prod.loc, prod.origin,
+                  frame=prod.frame)
+        body.ops[body.ops.index(prod)] = term
+        body.ops.remove(link)
+        if transpose is not None:
+            body.ops.remove(transpose)
     result = list(body.result)
     result[k] = param
     body.result = tuple(result)
@@ -168,12 +177,23 @@ def _chain(body, param, result, counts):
 
 
 def _product(link, body, counts, made):
-    """The matmul-gradient op that ``link`` adds, when only ``link`` reads it."""
+    """``(op, transpose)``: the matmul-gradient op that ``link`` adds, when only
+    ``link`` reads it, or only a ``.T`` (``transpose``, else None) that only
+    ``link`` reads; or None."""
     index, part = link.args[1], link.args[2]
     if not isinstance(part, Var) or getattr(index, "value", None) is not Ellipsis:
         return None
-    prod, where = made.get(part.id, (None, None))
-    if prod is None or where is not body.ops or type(prod.prim) not in _ADD \
-            or counts.get(part.id) != 1:
-        return None
-    return prod
+    prod = _made_here(part, body, counts, made)
+    if prod is not None and type(prod.prim) in _ADD:
+        return prod, None
+    if prod is not None and type(prod.prim) is TransposeT and isinstance(prod.args[0], Var):
+        inner = _made_here(prod.args[0], body, counts, made)
+        if inner is not None and type(inner.prim) in _ADD_T:
+            return inner, prod
+    return None
+
+
+def _made_here(v, body, counts, made):
+    """The op of ``body`` that makes ``v``, when one reader only reads ``v``; else None."""
+    prod, where = made.get(v.id, (None, None))
+    return prod if prod is not None and where is body.ops and counts.get(v.id) == 1 else None

@@ -287,8 +287,11 @@ def getitem_grad_concat(x, axis, slices, parts):
     shape = shape_of(x)
     tiles = _tiles(shape, axis, slices, parts)
     if tiles is not None:
-        out = np.concatenate(tiles, axis=axis)
-        if out.shape == shape:      # the parts' other axes are x's (else: added below)
+        try:
+            out = np.concatenate(tiles, axis=axis)
+        except ValueError:          # a part broadcast along another axis: added below
+            out = None
+        if out is not None and out.shape == shape:      # the parts' other axes are x's
             return out
     buf = getitem_grad_zeros(x, *parts)
     lead = (slice(None),) * axis

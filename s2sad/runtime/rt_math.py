@@ -512,6 +512,24 @@ class MatMulGradSum:
             return self._keep(self.rows if d.ndim == 1 else self.blocks, x, d)
         self.acc += math_matmul_grad_b(d, x, y)
 
+    def add_grad_a_t(self, d, x, y):
+        """``+= math_matmul_grad_a(d, x, y).T`` (the gradient of ``w`` in ``w.T @ h``):
+        the same rows as ``add_grad_a``, multiplied the other way round."""
+        if type(d) is np.ndarray and type(y) is np.ndarray:
+            if d.ndim == 1 == y.ndim:
+                return self._keep(self.rows, y, d)
+            if d.ndim == 2 == y.ndim and _rank(x) == 2:
+                return self._keep(self.blocks, y.T, d.T)
+        self.acc += math_matmul_grad_a(d, x, y).T
+
+    def add_grad_b_t(self, d, x, y):
+        """``+= math_matmul_grad_b(d, x, y).T`` (the gradient of ``w`` in ``x @ w.T``,
+        an ``nn.LSTM``'s): ``d.T @ x``, or ``outer(d, x)``."""
+        if type(d) is np.ndarray and type(x) is np.ndarray and d.ndim == x.ndim \
+                and d.ndim <= 2 and _rank(y) == 2:
+            return self._keep(self.rows if d.ndim == 1 else self.blocks, d, x)
+        self.acc += math_matmul_grad_b(d, x, y).T
+
     def add_dot_grad_a(self, d, x, y):
         """``+= math_dot_grad_a(d, x, y)``: where ``np.dot`` is a matmul, as its gradient."""
         if _rank(x) >= 1 and np.ndim(y) in (1, 2):
