@@ -14,6 +14,9 @@ import sys
 
 import pytest
 
+# the IR is verified between passes, not only once per compile: a pass that breaks it is named
+os.environ.setdefault("S2SAD_VERIFY_IR", "all")
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 

@@ -12,6 +12,8 @@ The options in force are process-wide (``options()`` changes them for a
 changing them invalidates the prepared call paths, so code compiled under
 some options is never run for a call made under others.
 """
+import os
+
 from . import options as _options
 from .options import CompileOptions, DEFAULT, current, options, on_change  # noqa: F401
 from ..ir.verify import verify
@@ -30,8 +32,20 @@ from .algebra import fold_negations
 from .poly import collect_polynomials
 from .floats import python_floats
 
+#: the environment variable that, set to ``all``, verifies the IR between passes too
+VERIFY_ENV = "S2SAD_VERIFY_IR"
+
+
+def verify_step(func):
+    """The verifier between two passes, when ``S2SAD_VERIFY_IR=all`` (the test suite
+    sets it): it names the pass that broke the IR, but verifying three times made
+    a tenth of the final passes' time of every compile; users get the one
+    ``verify`` of the finished program."""
+    return verify(func) if os.environ.get(VERIFY_ENV) == "all" else func
+
+
 #: the forward program, as traced
-TRACE = (hoist_invariants, verify)
+TRACE = (hoist_invariants, verify_step)
 
 #: a gradient inlined into a program to be differentiated again: simplified
 #: between orders, so the next derivative differentiates less
@@ -45,14 +59,14 @@ OBJECTIVE = SIMPLIFY + (fold_negations,)
 #: met before ``SIMPLIFY`` kept it).  ``ones_to_shape`` first so
 #: that simplification folds the seeds' ones; ``restore_unfolded`` after it,
 #: for the ones still read
-FINAL = (verify, drop_stop_gradients, ones_to_shape, seed_without_reduction,
+FINAL = (verify_step, drop_stop_gradients, ones_to_shape, seed_without_reduction,
          same_shape, scalar_shapes, cse, dce, fold_negations,
          prune_stack_slots, recompute_popped, drop_dead_carried, dce, scale_recurrences, hoist_invariants, dce,
          batch_popped,
-         restore_unfolded, verify,
+         restore_unfolded, verify_step,
          read_broadcasts_unexpanded, dce, sum_slice_grads, concat_slice_grads,
          seed_each_of_mean,
-         sum_matmul_grads, python_floats, dce)
+         sum_matmul_grads, python_floats, dce, verify)
 
 #: passes that write calls of helpers only NumPy has (stacked loop rows, matmul
 #: gradients summed per batch, gate adjoints joined) or rely on NumPy's scalars

@@ -5,6 +5,9 @@ the cache key holds the options, and changing them drops the prepared call
 paths.  Values are checked against NumPy's eager function and central
 differences in float64.
 """
+import os
+import sys
+
 import numpy as np
 import pytest
 
@@ -12,6 +15,7 @@ import s2sad
 from s2sad import ops
 from s2sad import driver as G
 from s2sad.opt import pipeline
+from s2sad.ir.verify import verify
 from s2sad.frontend.build import Builder
 
 from gradcheck import numeric_grad
@@ -166,3 +170,49 @@ def test_attribution_is_restored_when_a_rule_fails():
             assert (b.loc_override, b.origin) == ("op loc", "rule")
             raise KeyError
     assert (b.loc_override, b.origin) == ("outer loc", "outer")
+
+
+def _verifications(monkeypatch):
+    """A list that grows by one each time the IR verifier checks a program."""
+    verify_module = sys.modules[verify.__module__]
+    seen, check = [], verify_module._block
+
+    def counted(ops, *rest):
+        if sys._getframe(1).f_code is verify.__code__:     # not a region's recursive call
+            seen.append(ops)
+        return check(ops, *rest)
+    monkeypatch.setattr(verify_module, "_block", counted)
+    return seen
+
+
+def test_the_test_suite_verifies_the_ir_between_passes(monkeypatch):
+    from s2sad.ir.nodes import Func, Var
+    from s2sad.ir.verify import IRError
+    assert os.environ.get(pipeline.VERIFY_ENV) == "all"     # set by tests/conftest.py
+    with pytest.raises(IRError):
+        pipeline.verify_step(Func("broken", [], [], Var()))  # reads a value nothing defines
+    seen = _verifications(monkeypatch)
+
+    def g(x):   # compiled by this test only
+        return np.sum(np.sin(x) * x)
+    s2sad.grad(g)(X)
+    # the traced program; the derivative before the final passes, in their middle, after them
+    assert len(seen) == 4
+
+
+def test_a_compile_outside_the_tests_verifies_the_finished_program_once(monkeypatch):
+    from s2sad.ir.nodes import Func, Var
+    from s2sad.ir.verify import IRError
+    monkeypatch.delenv(pipeline.VERIFY_ENV)
+    broken = Func("broken", [], [], Var())
+    assert pipeline.verify_step(broken) is broken
+    assert pipeline.FINAL[-1] is verify
+    with pytest.raises(IRError):
+        pipeline.run(pipeline.FINAL[-1:], broken)
+    seen = _verifications(monkeypatch)
+
+    def g(x):   # compiled by this test only
+        return np.sum(np.tanh(x) * x)
+    x = X.copy()
+    np.testing.assert_allclose(s2sad.grad(g)(x), np.tanh(x) + x * (1 - np.tanh(x) ** 2))
+    assert len(seen) == 1
