@@ -22,6 +22,7 @@ from .inputs import UnfitInput, name_input, refuse_complex
 from .args import (as_like, as_tuple, aux_bare, check_aux_output, check_has_aux,
                    is_tensor_like, leaves_of, raw, target_of, wrap_out)
 from .functional import user_param_names
+from .jvpfast import Prepared
 from .packing import first_output, memoized
 from . import trees as T
 from .pytree import tree_leaves
@@ -99,6 +100,7 @@ def _unlike(inputs, v):
 
 
 _jvp_cache = G.register_cache(G.GradCache("forward-mode derivative"))
+_prepared = Prepared(_jvp_cache)
 
 
 def jvp_compiled(fn, inputs, v=None, positions=None, split=False):
@@ -140,7 +142,9 @@ def _jvp_raw(fn, inputs, v):
                                                          list(np.shape(x))))
         tangents.extend(flat_t)
     flat = G.flatten_runtime(inputs, specs)
-    return entry.fn(*flat, *entry.inputs.read(root, target_of(fn)[0]), *tangents)
+    out = entry.fn(*flat, *entry.inputs.read(root, target_of(fn)[0]), *tangents)
+    _prepared.remember(fn, entry, inputs, v)
+    return out
 
 
 def _tree_jvp(fn, inputs, v):
@@ -190,6 +194,14 @@ def jvp(fn: Callable[..., Any], inputs: Any, v: Any, has_aux: bool = False) -> T
     check_has_aux(has_aux)
     inputs = as_tuple(inputs)
     v = as_tuple(v)
+    fast = _prepared.lookup(fn, inputs, v)
+    if fast is not None:
+        out, t_out = fast.run(fn, inputs, v)
+        t_out = _materialize_zeros(out, t_out)
+        if has_aux:
+            check_aux_output(out, "jvp")
+            return out[0], t_out[0], aux_bare(out)
+        return out, t_out
     try:
         if has_trees(inputs) or has_trees(v):
             out, t_out = _tree_jvp(fn, inputs, v)
