@@ -35,7 +35,10 @@ def hvp(fn: Callable[..., Any], primals: Any, tangents: Any) -> Any:
     bare = not isinstance(primals, (tuple, list))
     primals, tangents = as_tuple(primals), as_tuple(tangents)
     gradient = _gradient_of(fn, tuple(range(len(primals))))
-    fast = _prepared[True].lookup(gradient, primals, tangents)
+    # filed under fn's code: two functions alternating keep a path each (what makes a
+    # path valid is checked all the same, ``JvpFastPath.matches``)
+    slot = getattr(fn, "__code__", None)
+    fast = _prepared[True].lookup(gradient, primals, tangents, slot)
     if fast is not None:
         t_out = _materialize_zeros(primals, fast.run(gradient, primals, tangents)[1])
     elif has_trees(primals) or has_trees(tangents):
@@ -45,7 +48,7 @@ def hvp(fn: Callable[..., Any], primals: Any, tangents: Any) -> Any:
     else:
         _named(gradient, fn)
         try:
-            t_out = _jvp_raw(gradient, primals, tangents, tangent_only=True)[1]
+            t_out = _jvp_raw(gradient, primals, tangents, True, slot)[1]
         except S2SADError as err:
             raise tracebacks.for_user(err)
         t_out = wrap_out(_materialize_zeros(primals, t_out),

@@ -42,22 +42,24 @@ class JvpFastPath:
 
 
 class Prepared:
-    """The prepared paths of one cache, by code object."""
+    """The prepared paths of one cache, by code object: ``fn``'s, or the ``slot`` given
+    (``hvp`` files its one wrapper's paths under the user's function's code, so that
+    two functions alternating do not take each other's place)."""
 
     def __init__(self, cache):
         self.cache = cache
         self.paths = {}
 
-    def lookup(self, fn, inputs, v):
+    def lookup(self, fn, inputs, v, slot=None):
         """The path prepared for this call, or None (take the general path)."""
         if type(fn) is not _FUNCTION:
             return None
-        fast = self.paths.get(fn.__code__)
+        fast = self.paths.get(fn.__code__ if slot is None else slot)
         if fast is None or not fast.matches(fn, inputs, v):
             return None
         return fast
 
-    def remember(self, fn, entry, inputs, v):
+    def remember(self, fn, entry, inputs, v, slot=None):
         """Prepare the path for calls like this one, which the general path ran with
         ``entry``, where it applies: a plain function of real arrays."""
         if type(fn) is not _FUNCTION or getattr(entry, "backend", None) is not None:
@@ -69,4 +71,4 @@ class Prepared:
             return
         if len(self.paths) >= MAX_PREPARED:
             self.paths.clear()
-        self.paths[fn.__code__] = fast
+        self.paths[fn.__code__ if slot is None else slot] = fast

@@ -128,7 +128,7 @@ def jvp_compiled(fn, inputs, v=None, positions=None, split=False, tangent_only=F
     return entry, root, specs
 
 
-def _jvp_raw(fn, inputs, v, tangent_only=False):
+def _jvp_raw(fn, inputs, v, tangent_only=False, slot=None):
     refuse_complex_inputs(fn, inputs, "jvp", python_only=True)
     # complex tangents need the program compiled for complex inputs
     refuse_complex_inputs(fn, v, "jvp", "the tangent",
@@ -146,7 +146,7 @@ def _jvp_raw(fn, inputs, v, tangent_only=False):
         tangents.extend(flat_t)
     flat = G.flatten_runtime(inputs, specs)
     out = entry.fn(*flat, *entry.inputs.read(root, target_of(fn)[0]), *tangents)
-    _prepared[tangent_only].remember(fn, entry, inputs, v)
+    _prepared[tangent_only].remember(fn, entry, inputs, v, slot)
     return out
 
 

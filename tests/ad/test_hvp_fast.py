@@ -223,7 +223,8 @@ def test_hvp_is_the_r_op_and_computes_no_gradient():
     from s2sad.api.hvp import _gradient_of
     entry = vjp_jvp.jvp_compiled(_gradient_of(loss, (0,)), (W1,), (V,), tangent_only=True)[0]
     assert entry.source.count("rt.math_matmul_grad_b(") == 1, entry.source   # x.T @ t only
-    assert vjp_jvp._prepared[True].lookup(_gradient_of(loss, (0,)), (W1,), (V,)) is not None
+    assert vjp_jvp._prepared[True].lookup(_gradient_of(loss, (0,)), (W1,), (V,),
+                                          loss.__code__) is not None
 
 
 def two_inputs(a, b):
@@ -259,3 +260,16 @@ def test_hvp_refuses_what_is_not_a_function():
         s2sad.hvp(3.0, np.ones(2), np.ones(2))
     with pytest.raises(TypeError, match="'primals' and 'tangents' must be arrays"):
         s2sad.hvp(lambda d: np.sum(d["a"] ** 3), {"a": np.ones(2)}, {"a": np.ones(2)})
+
+
+def test_two_functions_alternating_keep_a_prepared_hvp_each():
+    x, v = RNG.standard_normal(3), RNG.standard_normal(3)
+    from s2sad.api.hvp import _gradient_of
+    cubes = lambda t: np.sum(t ** 3)       # noqa: E731
+    sines = lambda t: np.sum(np.sin(t))    # noqa: E731
+    for _ in range(2):
+        np.testing.assert_allclose(s2sad.hvp(cubes, x, v), 6 * x * v, rtol=1e-12)
+        np.testing.assert_allclose(s2sad.hvp(sines, x, v), -np.sin(x) * v, rtol=1e-12)
+    for f in (cubes, sines):
+        assert vjp_jvp._prepared[True].lookup(_gradient_of(f, (0,)), (x,), (v,),
+                                              f.__code__) is not None
