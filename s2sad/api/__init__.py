@@ -6,7 +6,7 @@ cached entry after), ``fastpath`` (that per-call path for plain arrays),
 ``inputs`` (fitting gradients to the inputs they belong to), ``weights``
 (where each Parameter lives), ``functional`` (``grad``/``value_and_grad``),
 ``packing`` and ``args`` (what those share), ``vjp_jvp`` (with ``jvpfast``, its
-per-call path), ``hvp``, ``jacobians``
+per-call path), ``hessvec`` (``hvp``), ``jacobians``
 (``jacfwd``/``jacrev``/``hessian``), ``jacobian`` (the lazy ``Jacobian`` and
 ``Hessian`` matrices), ``check`` (``check_grads``), ``inspection``
 (``get_source``/``get_ir``), ``jit`` (compiled forward execution),
@@ -16,7 +16,7 @@ from .gradoperation import GradOperation
 from .gradfunction import GradFunction
 from .functional import grad, value_and_grad, get_grad
 from .vjp_jvp import vjp, jvp
-from .hvp import hvp
+from .hessvec import hvp
 from .vmap import vmap
 from .jacobians import jacfwd, jacrev, hessian
 from . import closuregrad as _closuregrad  # noqa: F401  (stage hooks of grad, value_and_grad)

@@ -220,7 +220,7 @@ def test_hvp_is_the_r_op_and_computes_no_gradient():
                                    rtol=1e-5, atol=1e-7)
         np.testing.assert_allclose(hv, s2sad.jvp(w1_gradient(b1, W2, b2, x, Y), W1, V)[1],
                                    rtol=1e-13, atol=1e-15)
-    from s2sad.api.hvp import _gradient_of
+    from s2sad.api.hessvec import _gradient_of
     entry = vjp_jvp.jvp_compiled(_gradient_of(loss, (0,)), (W1,), (V,), tangent_only=True)[0]
     assert entry.source.count("rt.math_matmul_grad_b(") == 1, entry.source   # x.T @ t only
     assert vjp_jvp._prepared[True].lookup(_gradient_of(loss, (0,)), (W1,), (V,),
@@ -264,7 +264,7 @@ def test_hvp_refuses_what_is_not_a_function():
 
 def test_two_functions_alternating_keep_a_prepared_hvp_each():
     x, v = RNG.standard_normal(3), RNG.standard_normal(3)
-    from s2sad.api.hvp import _gradient_of
+    from s2sad.api.hessvec import _gradient_of
     cubes = lambda t: np.sum(t ** 3)       # noqa: E731
     sines = lambda t: np.sum(np.sin(t))    # noqa: E731
     for _ in range(2):
