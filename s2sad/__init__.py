@@ -10,7 +10,7 @@ from .tensor import Tensor, Parameter, ParameterTuple, tensor
 from . import ops
 from .driver import mutable, clear_caches, RecompileWarning
 from .opt.options import options
-from .api import (grad, value_and_grad, get_grad, vjp, jvp, vmap, jacfwd, jacrev, hessian,
+from .api import (grad, value_and_grad, get_grad, vjp, jvp, hvp, vmap, jacfwd, jacrev, hessian,
                   Jacobian, Hessian, check_grads, GradCheckError, get_source, get_ir, jit, ms_function,
                   jit_class, ms_class, JitEagerWarning)
 from .api.pytree import (register_pytree_node, tree_flatten, tree_unflatten, tree_leaves,

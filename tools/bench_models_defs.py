@@ -415,11 +415,10 @@ def hvp_data(quick):
 
 
 def hvp_s2sad():
-    """Forward over reverse: ``jvp`` of s2sad's W1 gradient along V."""
-    g = s2sad.grad(mlp_loss)
-
+    """Forward over reverse: ``s2sad.hvp``, the tangent of the W1 gradient along V
+    without the gradient itself (as the R-op and autograd's ``hessian_vector_product``)."""
     def hvp(W1, b1, W2, b2, x, Y, V):
-        return s2sad.jvp(lambda w: g(w, b1, W2, b2, x, Y), W1, V)[1]
+        return s2sad.hvp(lambda w: mlp_loss(w, b1, W2, b2, x, Y), W1, V)
     return hvp
 
 

@@ -5,7 +5,8 @@ Modules by idea: ``gradoperation`` (MindSpore's ``GradOperation`` flags),
 cached entry after), ``fastpath`` (that per-call path for plain arrays),
 ``inputs`` (fitting gradients to the inputs they belong to), ``weights``
 (where each Parameter lives), ``functional`` (``grad``/``value_and_grad``),
-``packing`` and ``args`` (what those share), ``vjp_jvp``, ``jacobians``
+``packing`` and ``args`` (what those share), ``vjp_jvp`` (with ``jvpfast``, its
+per-call path), ``hessvec`` (``hvp``), ``jacobians``
 (``jacfwd``/``jacrev``/``hessian``), ``jacobian`` (the lazy ``Jacobian`` and
 ``Hessian`` matrices), ``check`` (``check_grads``), ``inspection``
 (``get_source``/``get_ir``), ``jit`` (compiled forward execution),
@@ -15,6 +16,7 @@ from .gradoperation import GradOperation
 from .gradfunction import GradFunction
 from .functional import grad, value_and_grad, get_grad
 from .vjp_jvp import vjp, jvp
+from .hessvec import hvp
 from .vmap import vmap
 from .jacobians import jacfwd, jacrev, hessian
 from . import closuregrad as _closuregrad  # noqa: F401  (stage hooks of grad, value_and_grad)

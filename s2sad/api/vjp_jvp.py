@@ -22,6 +22,7 @@ from .inputs import UnfitInput, name_input, refuse_complex
 from .args import (as_like, as_tuple, aux_bare, check_aux_output, check_has_aux,
                    is_tensor_like, leaves_of, raw, target_of, wrap_out)
 from .functional import user_param_names
+from .jvpfast import Prepared
 from .packing import first_output, memoized
 from . import trees as T
 from .pytree import tree_leaves
@@ -99,36 +100,40 @@ def _unlike(inputs, v):
 
 
 _jvp_cache = G.register_cache(G.GradCache("forward-mode derivative"))
+_prepared = {False: Prepared(_jvp_cache), True: Prepared(_jvp_cache)}    # by tangent_only
 
 
-def jvp_compiled(fn, inputs, v=None, positions=None, split=False):
+def jvp_compiled(fn, inputs, v=None, positions=None, split=False, tangent_only=False):
     """The compiled forward-mode entry for ``fn`` at these argument structures,
-    w.r.t. the inputs at ``positions`` (all by default); ``split``: see
-    ``driver.compile_jvp``."""
+    w.r.t. the inputs at ``positions`` (all by default); ``split`` and
+    ``tangent_only``: see ``driver.compile_jvp``."""
     py_fn, root = target_of(fn)
     specs = tuple(G.arg_spec(a) for a in inputs)
     if v is not None and (len(v) != len(inputs) or tuple(G.arg_spec(t) for t in v) != specs):
         raise ValueError("For 'jvp', 'v' must have the same structure as 'inputs', but got "
                          "%d inputs and %d tangents%s" % (len(inputs), len(v), _unlike(inputs, v)))
     positions = None if positions is None else tuple(sorted(set(positions)))
-    key = (fn_key(py_fn), type(root) if root is not None else None, specs, positions, split)
+    key = (fn_key(py_fn), type(root) if root is not None else None, specs, positions, split,
+           tangent_only)
     entry = _jvp_cache.get(key, root, py_fn)
     if entry is None:
         with _jvp_cache.lock():
             entry = _jvp_cache.get(key, root, py_fn)
             if entry is None:
-                entry = G.compile_jvp(py_fn, root, inputs, specs, positions, split)
-                _jvp_cache.put(key, entry, specs, family=(id(py_fn), key[1], positions, split),
+                entry = G.compile_jvp(py_fn, root, inputs, specs, positions, split,
+                                      tangent_only)
+                _jvp_cache.put(key, entry, specs,
+                               family=(id(py_fn), key[1], positions, split, tangent_only),
                                fn=py_fn, root=root)
     return entry, root, specs
 
 
-def _jvp_raw(fn, inputs, v):
+def _jvp_raw(fn, inputs, v, tangent_only=False, slot=None):
     refuse_complex_inputs(fn, inputs, "jvp", python_only=True)
     # complex tangents need the program compiled for complex inputs
     refuse_complex_inputs(fn, v, "jvp", "the tangent",
                           python_only=any(np.iscomplexobj(a) for a in leaves_of(inputs)))
-    entry, root, specs = jvp_compiled(fn, inputs, v)
+    entry, root, specs = jvp_compiled(fn, inputs, v, tangent_only=tangent_only)
     tangents = []
     for i, (a, t, s) in enumerate(zip(inputs, v, specs)):
         flat_t = G.flatten_runtime([t], [s])
@@ -140,7 +145,9 @@ def _jvp_raw(fn, inputs, v):
                                                          list(np.shape(x))))
         tangents.extend(flat_t)
     flat = G.flatten_runtime(inputs, specs)
-    return entry.fn(*flat, *entry.inputs.read(root, target_of(fn)[0]), *tangents)
+    out = entry.fn(*flat, *entry.inputs.read(root, target_of(fn)[0]), *tangents)
+    _prepared[tangent_only].remember(fn, entry, inputs, v, slot)
+    return out
 
 
 def _tree_jvp(fn, inputs, v):
@@ -190,6 +197,14 @@ def jvp(fn: Callable[..., Any], inputs: Any, v: Any, has_aux: bool = False) -> T
     check_has_aux(has_aux)
     inputs = as_tuple(inputs)
     v = as_tuple(v)
+    fast = _prepared[False].lookup(fn, inputs, v)
+    if fast is not None:
+        out, t_out = fast.run(fn, inputs, v)
+        t_out = _materialize_zeros(out, t_out)
+        if has_aux:
+            check_aux_output(out, "jvp")
+            return out[0], t_out[0], aux_bare(out)
+        return out, t_out
     try:
         if has_trees(inputs) or has_trees(v):
             out, t_out = _tree_jvp(fn, inputs, v)

@@ -259,7 +259,7 @@ FORWARD_TRACING = [0]
 
 @_complex_aware
 @_without_gc
-def compile_jvp(fn, root, args, specs, positions=None, split=False):
+def compile_jvp(fn, root, args, specs, positions=None, split=False, tangent_only=False):
     """Trace and differentiate in forward mode w.r.t. the runtime leaves of the
     arguments at ``positions`` (all of them by default).
 
@@ -271,7 +271,8 @@ def compile_jvp(fn, root, args, specs, positions=None, split=False):
     and ``tangent.fn(*saved, *tangents)`` returns ``t_out``; else ``tangent``
     is None.  ``batched`` (or None) is ``batch_tangents``' program: the same
     with tangents of a leading axis of basis vectors (``batched_out`` flags
-    the result leaves that have it).
+    the result leaves that have it).  With ``tangent_only`` (``hvp``) ``out`` is
+    None, and the work only it needs is not done.
     """
     backend_of(specs)       # mixed arguments are refused before tracing
     FORWARD_TRACING[0] += 1
@@ -283,6 +284,8 @@ def compile_jvp(fn, root, args, specs, positions=None, split=False):
     wrt = t.flat_inputs if positions is None else leaves_at(t.abstract, positions)
     name = t.qualname + "_grad" * t.gradients + "_jvp"
     ir = forward(t.forward, wrt, name=name)
+    if tangent_only:
+        ir.result = (Const(None), ir.result[1])
     header = "s2sad: " + _gradients_of("forward-mode derivative", t)
     backend = _backend(specs, t)
     ir = _simplified(ir, t, backend)

@@ -124,13 +124,29 @@ def _cse_block(ops, table, subst):
 
 
 def _op_key(op):
-    """What two ops computing the same value share, or None (unhashable attributes)."""
+    """What two ops computing the same value share, or None (unhashable attributes).
+
+    The inputs of a commutative op are put in one order (by hash: two keys of
+    equal hash may stay apart, a missed merge, never a wrong one).
+    """
     try:
-        k = (op.prim.key(), tuple(_arg_key(a) for a in op.args))
+        args = tuple(_arg_key(a) for a in op.args)
+        if len(args) == 2 and _commutes(op):
+            args = tuple(sorted(args, key=hash))
+        k = (op.prim.key(), args)
         hash(k)
         return k
     except TypeError:
         return None
+
+
+def _commutes(op):
+    """Whether ``op``'s two inputs may be swapped (``Primitive.commutative``)."""
+    kind = op.prim.commutative
+    if kind == "numbers":
+        return any(not isinstance(a, (Var, tuple)) and type(a.value) in (int, float, bool)
+                   for a in op.args)
+    return kind is True
 
 
 def _identity_input(op, stops=False):

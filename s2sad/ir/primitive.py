@@ -137,6 +137,10 @@ class Primitive:
     #: jointly, so Taylor mode propagates coefficient k with the JVP rule;
     #: ``"bilinear"``: linear in each of its first two inputs (Leibniz's rule)
     linearity = None
+    #: ``True``: its two inputs may be swapped, the result is the same to the bit
+    #: (``cse`` merges ``a * b`` with ``b * a``); ``"numbers"``: only when one input
+    #: is a numeric constant (``+`` also joins strings and tuples, in order)
+    commutative = False
     #: ``"nested"``: Taylor mode has no rule for it on purpose, and a program
     #: using it takes the nested reverse-mode path (each class says why)
     taylor = None

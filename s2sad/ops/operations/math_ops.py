@@ -51,12 +51,12 @@ _NO_GRAD = "no gradient (the result is boolean, integer or piecewise constant)"
 
 # ------------------------------------------------------------ binary arithmetic
 Add = _binary("Add", "+", "x + y, with NumPy broadcasting.", "dx = dout, dy = dout",
-              ufunc="add", linearity="linear")
+              ufunc="add", linearity="linear", commutative="numbers")
 TensorAdd = Add            # MindSpore 1.x's name, still met in older code
 Sub = _binary("Sub", "-", "x - y, with NumPy broadcasting.", "dx = dout, dy = -dout",
               ufunc="subtract", linearity="linear")
 Mul = _binary("Mul", "*", "x * y, with NumPy broadcasting.", "dx = dout * y, dy = dout * x",
-              ufunc="multiply", linearity="bilinear")
+              ufunc="multiply", linearity="bilinear", commutative=True)
 RealDiv = _binary("RealDiv", "/", "x / y (true division), with NumPy broadcasting.",
                   "dx = dout / y, dy = -dout * out / y",
                   nondifferentiable="y = 0 (division by zero)", ufunc="true_divide", rounded=True)
