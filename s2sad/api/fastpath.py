@@ -9,6 +9,7 @@ import numpy as np
 
 from .. import driver as G
 from ..backend.namespaces import foreign_grad
+from ..opt.options import current as current_options
 from ..runtime.xarrays import device_of, library_of_type
 from ..tensor import Tensor, _wrap as _tensor_of
 from .args import wrap_out
@@ -29,7 +30,7 @@ class FastPath:
     """
 
     __slots__ = ("types", "arrays_only", "flags", "generation", "entry", "which", "check",
-                 "fit_array", "fit_any", "devices")
+                 "fit_array", "fit_any", "devices", "options")
 
     @staticmethod
     def make(gf, args, with_value=False):
@@ -64,6 +65,7 @@ class FastPath:
         fast.devices = None
         fast.flags = (op.get_all, op.get_by_list, op.sens_param)
         fast.generation = G.cache.generation
+        fast.options = current_options()     # the entry was compiled under these
         fast.entry = entry
         fast.check = entry.check
         fast.which = gf._which_inputs()
@@ -82,7 +84,8 @@ class FastPath:
         return fast
 
     def matches(self, gf, args):
-        if len(args) != len(self.types) or G.cache.generation != self.generation:
+        if len(args) != len(self.types) or G.cache.generation != self.generation \
+                or current_options() is not self.options:
             return False
         op = gf.grad_op
         if (op.get_all, op.get_by_list, op.sens_param) != self.flags:

@@ -6,13 +6,14 @@ cache files its entries (``fn_key``), not under the function object.  It
 skips the argument specs, the cache key and lookup and the tree checks, and
 keeps what the entry depends on: the same code and closure functions, plain
 real arrays of at least one dimension in the same count, tangents of their
-inputs' shapes, the entry's guards, and the cache's generation (bumped when
-an entry is dropped, the cache cleared or the compile options changed).
+inputs' shapes, the entry's guards, the compile options it was prepared under,
+and the cache's generation (bumped when an entry is dropped or the cache cleared).
 """
 import types
 
 import numpy as np
 
+from ..opt.options import current as current_options
 from .gradfunction import fn_key
 
 _ndarray = np.ndarray
@@ -24,11 +25,12 @@ MAX_PREPARED = 64
 class JvpFastPath:
     """What one general ``jvp`` call found: valid while ``matches`` holds."""
 
-    __slots__ = ("key", "count", "generation", "entry", "cache")
+    __slots__ = ("key", "count", "generation", "entry", "cache", "options")
 
     def matches(self, fn, inputs, v):
         if len(inputs) != self.count or len(v) != self.count \
-                or self.cache.generation != self.generation:
+                or self.cache.generation != self.generation \
+                or current_options() is not self.options:
             return False
         for a, t in zip(inputs, v):
             if type(a) is not _ndarray or type(t) is not _ndarray or not a.ndim \
@@ -67,6 +69,7 @@ class Prepared:
         fast = JvpFastPath()
         fast.key, fast.count, fast.entry, fast.cache = fn_key(fn), len(inputs), entry, self.cache
         fast.generation = self.cache.generation
+        fast.options = current_options()
         if not fast.matches(fn, inputs, v):
             return
         if len(self.paths) >= MAX_PREPARED:

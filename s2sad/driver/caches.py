@@ -106,11 +106,6 @@ class GradCache:
     def lock(self):
         return self._lock
 
-    def invalidate_prepared(self):
-        """Make callers that kept an entry look it up again (the options changed)."""
-        with self._lock:
-            self.generation += 1
-
     def clear(self):
         with self._lock:
             for entries in self._entries.values():
@@ -236,11 +231,6 @@ def clear_caches():
 
 _caches = [cache]
 
-
-@pipeline.on_change
-def _options_changed():
-    for c in _caches:
-        c.invalidate_prepared()
 
 
 def register_cache(c):

@@ -51,8 +51,11 @@ class CompileOptions:
 
 DEFAULT = CompileOptions()
 _current = DEFAULT
-#: called with no arguments whenever the options change (caches drop prepared calls)
+#: called with no arguments whenever the options change
 _listeners = []
+#: one object per value of the options, so prepared call paths compare them by
+#: identity: ``with options(backend_jit=True)`` around each call finds the same one
+_INTERNED = {DEFAULT: DEFAULT}
 
 
 def current():
@@ -76,7 +79,7 @@ def options(**changes: Any) -> Iterator[CompileOptions]:
 
 def _set(new):
     global _current
-    _current = new
+    _current = _INTERNED.setdefault(new, new)
     for notify in _listeners:
         notify()
 

@@ -8,9 +8,10 @@ name: that is the name ``CompileOptions.disabled_passes`` takes, so a test
 compiles the same program with and without a pass without patching modules.
 
 The options in force are process-wide (``options()`` changes them for a
-``with`` block, for every thread).  They are part of every cache key, and
-changing them invalidates the prepared call paths, so code compiled under
-some options is never run for a call made under others.
+``with`` block, for every thread).  They are part of every cache key, and a
+prepared call path serves only calls made under the options it was prepared
+under (one object per value: ``options.current() is`` compares them), so code
+compiled under some options is never run for a call made under others.
 """
 import os
 

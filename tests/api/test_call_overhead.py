@@ -377,3 +377,28 @@ def test_grad_positions_with_tensors():
 
 def scaled_by(x, k):
     return np.sum(x * k)
+
+
+
+def sine_sum(x):
+    return np.sum(np.sin(x) * 2.0)
+
+
+def test_prepared_path_follows_the_options_it_was_prepared_under():
+    """A path prepared under some options serves calls made under equal options (a
+    ``with`` block around each call, as a benchmark or a training loop writes it),
+    never a call made under others."""
+    g = ops.GradOperation()(sine_sum)
+    with s2sad.options(release=False):
+        first = g(A)
+    fast = g._fast
+    assert fast is not None and not fast.matches(g, (A,))   # default options now
+    with s2sad.options(release=False):
+        assert fast.matches(g, (A,))
+        np.testing.assert_array_equal(g(A), first)
+        assert g._fast is fast                                # served, not prepared again
+        assert "del " not in g.last.executed_source           # compiled without release
+    default = g(A)                                            # the general path: other code
+    assert "del " in g.last.executed_source
+    for got in (first, default):
+        np.testing.assert_allclose(got, 2.0 * np.cos(A), rtol=1e-12)
