@@ -192,9 +192,11 @@ def _f64_op(op, f64):
 
 
 def _unary_ufunc(op):
+    """A one-argument ufunc call whose float64 result follows its float input (a
+    differentiable one: no ``isnan``-like predicate, whose result is a bool)."""
     u = op.prim.ufunc
     return (u is not None and len(op.args) == 1 and op.prim.elementwise
-            and op.prim.emit("a") == "xp.%s(a)" % u)
+            and op.prim.differentiable and op.prim.emit("a") == "xp.%s(a)" % u)
 
 
 class _Flow:
