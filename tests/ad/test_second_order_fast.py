@@ -15,6 +15,7 @@ from s2sad.api.vjp_jvp import jvp_compiled
 from s2sad.opt import pipeline
 
 from gradcheck import fd_directional
+from mlp_second_order import mlp_loss, mlp_grad_hand, mlp_hvp_hand
 
 RNG = np.random.default_rng(2929)
 
@@ -24,36 +25,6 @@ def without(*passes):
 
 
 # ------------------------------------------------------------------ the MLP
-def mlp_loss(W1, b1, W2, b2, x, Y):
-    h = np.tanh(x @ W1 + b1)
-    z = h @ W2 + b2
-    z = z - np.max(z, axis=1, keepdims=True)
-    logp = z - np.log(np.sum(np.exp(z), axis=1, keepdims=True))
-    return -np.sum(Y * logp) / x.shape[0]
-
-
-def mlp_grad_hand(W1, b1, W2, b2, x, Y):
-    """The W1 gradient, written out."""
-    h = np.tanh(x @ W1 + b1)
-    z = h @ W2 + b2
-    e = np.exp(z - z.max(axis=1, keepdims=True))
-    p = e / e.sum(axis=1, keepdims=True)
-    return x.T @ ((((p - Y) / x.shape[0]) @ W2.T) * (1 - h * h))
-
-
-def mlp_hvp_hand(W1, b1, W2, b2, x, Y, V):
-    """The R-operator: the W1 gradient's derivative along ``V``."""
-    h = np.tanh(x @ W1 + b1)
-    z = h @ W2 + b2
-    e = np.exp(z - z.max(axis=1, keepdims=True))
-    p = e / e.sum(axis=1, keepdims=True)
-    dh = ((p - Y) / x.shape[0]) @ W2.T
-    Rh = (1 - h * h) * (x @ V)
-    Rz = Rh @ W2
-    Rp = p * (Rz - (p * Rz).sum(axis=1, keepdims=True))
-    return x.T @ (((Rp / x.shape[0]) @ W2.T) * (1 - h * h) - 2 * h * Rh * dh)
-
-
 def mlp_data(n=7, din=5, hid=4, k=3):
     Y = np.eye(k)[RNG.integers(0, k, n)]
     return (RNG.standard_normal((din, hid)), 0.1 * RNG.standard_normal(hid),
