@@ -460,8 +460,11 @@ class MatMulGradSum:
 
     def __init__(self, like):
         # an integer input's gradient is not cut here: its exactness is checked at the end
-        self.acc = np.zeros_like(like, dtype=np.float64) if np.asarray(like).dtype.kind in "biu" \
-            else np.zeros_like(like)
+        # C order whatever ``like``'s layout (a transposed weight's is Fortran): every
+        # term is a product, C-ordered, and adding one into a transposed buffer is a
+        # strided pass several times slower than the product on small matrices
+        self.acc = np.zeros_like(like, dtype=np.float64, order="C") \
+            if np.asarray(like).dtype.kind in "biu" else np.zeros_like(like, order="C")
         # the pending terms' operands, as they come (a step costs two appends):
         # 1-D rows L_t, R_t, and 2-D blocks; sorted by shape and dtype only if
         # a flush finds them mixed

@@ -281,6 +281,32 @@ def test_one_compile_serves_two_sequence_lengths(monkeypatch):
     assert "for i in range(" in s2sad.get_source(grad)
 
 
+@pytest.mark.parametrize("cls,mode,kw", MODES, ids=IDS)
+def test_time_loop_transposes_nothing_and_reads_no_shapes(cls, mode, kw):
+    """Both weights are transposed once before the time loop (so the backward
+    loop sums their gradients after it) and the gate slices are constants:
+    each step is its two products and the elementwise work.  Values and
+    gradients are checked against the step equations and finite differences
+    above."""
+    net = to_float64(cls(2, 3, **kw))
+    grad = ops.GradOperation(get_by_list=True)(net, ParameterTuple(net.trainable_params()))
+    grad(_input(net))
+    lines = s2sad.get_source(grad).splitlines()
+    loops = [k for k, line in enumerate(lines) if line.strip().startswith("for i in ")]
+    assert len(loops) == 2          # the forward loop and the backward one
+    for start in loops:
+        depth = len(lines[start]) - len(lines[start].lstrip())
+        body = []
+        for line in lines[start + 1:]:
+            if len(line) - len(line.lstrip()) <= depth:
+                break
+            body.append(line)
+        assert not any(".T" in line or "xp.shape" in line or "make_slice" in line
+                       for line in body), body
+    forward = lines[loops[0]:loops[1]]
+    assert sum(" @ " in line for line in forward) == 2
+
+
 @pytest.mark.parametrize("bad", [{"dropout": 1.0}, {"num_layers": 0}, {"hidden_size": -1}])
 def test_bad_arguments_name_themselves(bad):
     kw = dict(input_size=2, hidden_size=3)

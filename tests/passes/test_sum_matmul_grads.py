@@ -118,6 +118,24 @@ def test_matmul_grad_sum_of_matmul_products(monkeypatch, ta, tb):
     np.testing.assert_allclose(s.total(), want, rtol=1e-12, atol=1e-12)
 
 
+def test_matmul_grad_sum_of_a_transposed_weight_accumulates_in_c_order(monkeypatch):
+    """``h @ w.T`` with ``w.T`` made once before a loop: the sum is shaped like the
+    transposed (Fortran-ordered) view but kept in C order, as the products are."""
+    from s2sad.runtime import rt_math
+    rng = np.random.default_rng(16)
+    w = rng.standard_normal((12, 5))
+    for batch in (1 << 16, 100):            # terms added at once; kept and flushed
+        monkeypatch.setattr(rt_math, "_BATCH", batch)
+        s = rt.math_matmul_grad_sum(w.T)
+        assert s.acc.flags.c_contiguous and s.acc.shape == (5, 12)
+        want = np.zeros((5, 12))
+        for _ in range(6):
+            d, h = rng.standard_normal((3, 12)), rng.standard_normal((3, 5))
+            s.add_grad_b(d, h, w.T)
+            want += rt.math_matmul_grad_b(d, h, w.T)
+        np.testing.assert_allclose(s.total(), want, rtol=1e-12, atol=1e-12)
+
+
 def test_matmul_grad_sum_adds_large_terms_at_once(monkeypatch):
     from s2sad.runtime import rt_math
     monkeypatch.setattr(rt_math, "_BATCH", 256)

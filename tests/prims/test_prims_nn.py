@@ -444,3 +444,27 @@ def test_conv2d_attributes_normalised():
     assert conv.kernel_size == (3, 3) and conv.stride == (2, 2)
     assert conv.pad == (1, 1, 2, 2) and conv.pad_mode == "pad"
     assert conv == P.Conv2D(8, (3, 3), stride=2, pad_mode="pad", pad=(1, 1, 2, 2))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.float16])
+def test_sigmoid_is_accurate_on_both_forms_and_warns_of_nothing(dtype):
+    """The fast form (every x above exp's overflow point) and the overflow-free one
+    (some x below it) against the exact value, relatively, in the far tails too."""
+    import warnings
+    info = np.finfo(dtype)
+    lo = -float(np.log(info.max)) * 1.15        # under the overflow point: the safe form
+    for xs in (np.linspace(-0.9 * -lo / 1.15, 60, 4001), np.linspace(lo, 60, 4001)):
+        x = xs.astype(dtype)
+        exact = 1 / (1 + np.exp(-x.astype(np.longdouble)))
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            got = rt_nn.nn_sigmoid(x)
+        assert got.dtype == dtype
+        normal = exact >= info.tiny             # subnormal results have fewer bits
+        # exp(-L) turns L's rounding into a relative error |x| times larger
+        bound = 8 * float(info.eps) * np.maximum(1, np.abs(x.astype(np.longdouble)))
+        error = np.abs(got.astype(np.longdouble) - exact) / exact
+        assert np.all(error[normal] <= bound[normal])
+    assert np.isnan(rt_nn.nn_sigmoid(np.array([0.0, np.nan], dtype))[1])
+    assert rt_nn.nn_sigmoid(np.zeros(0, dtype)).shape == (0,)
+    assert type(rt_nn.nn_sigmoid(dtype(2.0))) is dtype
