@@ -12,7 +12,8 @@ fail the run; a wrong gradient does, exit status 1):
 - ``h``: an LSTM, 50 steps, batch 16, input 32, hidden 64, float32: a cell
   written in NumPy (gates by slicing) and s2sad's ``nn.LSTM``;
 - ``i``: a transformer block (4-head self-attention, residual, layer norm,
-  tanh feed-forward) on x[8,64,128], float32;
+  tanh feed-forward) on x[8,64,128], float32, on NumPy arrays and (with
+  PyTorch installed) on PyTorch tensors beside PyTorch eager on the same ones;
 - ``j``: a Hessian-vector product of an MLP loss with respect to W1 (float64)
   and the full 50x50 Hessian of an L2-regularised logistic-regression loss
   (float64);
@@ -94,9 +95,10 @@ def torch_numpy(torch):
 # ================================================================ tools
 def cell_tool(R, label, grad, args, ref, dtype, forward_peak=None):
     """An s2sad row: first call compiles, the second must not, then checked and timed
-    as ``R.tool``, with peak memory."""
-    return B.s2sad_tool(R, grad, args, ref, dtype, name=label, memory=True,
-                        forward_peak=forward_peak)
+    as ``R.tool``, with peak memory (tracemalloc's: NumPy arrays only)."""
+    numpy_args = all(isinstance(a, np.ndarray) or np.isscalar(a) for a in args)
+    return B.s2sad_tool(R, grad, args, ref, dtype, name=label, memory=numpy_args,
+                        forward_peak=forward_peak if numpy_args else None)
 
 
 def peer_tools(R, fn, args, wrt, ref, dtype, tools, jit=True, torch_fn=None, jax_eager=True):
@@ -253,6 +255,10 @@ def workload_i(R):
              "W1, W2" % (list(args[-1].shape), M.HEADS))
     wrt = tuple(range(6))
     rows = {"s2sad": (s2sad.grad(M.block, grad_position=wrt), args, None)}
+    if R.has("torch"):      # the same function on PyTorch's tensors, beside PyTorch eager
+        torch = R.peers["torch"].mod
+        t_args = tuple(torch.from_numpy(np.array(a, order="C")) for a in args)
+        rows["s2sad_torch"] = (s2sad.grad(M.block, grad_position=wrt), t_args, None)
     return function_workload(R, title, "float32", M.block, M.block_hand, args, wrt, rows)
 
 
@@ -409,7 +415,7 @@ TARGETS = {  # workload: [(row, over, limit)]
           ("s2sad", "torch", 1.3), ("s2sad_nn", "torch_nn", 1.3)],
     "h": [("s2sad", "hand", 1.15), ("s2sad_nn", "hand", 1.15), ("s2sad", "torch", 1.0),
           ("s2sad_nn", "torch_nn", 1.0)],
-    "i": [("s2sad", "hand", 1.15), ("s2sad", "torch", 1.0)],
+    "i": [("s2sad", "hand", 1.15), ("s2sad", "torch", 1.0), ("s2sad_torch", "torch", 1.0)],
     "hvp": [("s2sad", "hand", 1.2)],
     "hessian": [("s2sad", "jax_jit", 2.0)],
     "k": [("s2sad", "hand", 2.0), ("s2sad", "torch", 1.0)],
@@ -439,7 +445,8 @@ def targets(results, colds, import_s):
                 res["ratios"].get("%s/%s" % (row, over)), limit, "%.2fx")
     for key in MEMORY_TARGETS:
         if key in parts:
-            for row in [r for r in parts[key]["tools"] if r.startswith("s2sad")]:
+            for row in [r for r, t in parts[key]["tools"].items()
+                        if r.startswith("s2sad") and "grad_peak_bytes" in t]:
                 add("(%s) %s gradient peak memory <= 1.2x hand-written" % (key, row),
                     parts[key]["ratios"].get("%s peak/hand peak" % row), 1.2, "%.2fx")
     for key, c in colds.items():
@@ -461,7 +468,7 @@ def _parts(results):
 
 
 LABELS = dict(B.TOOL_LABELS, s2sad_einsum="s2sad (einsum)", s2sad_nn="s2sad (nn Cell)",
-              torch_nn="PyTorch layers")
+              s2sad_torch="s2sad (PyTorch tensors)", torch_nn="PyTorch layers")
 COLUMNS = ("hand", "torch", "jax_jit")
 
 
