@@ -84,6 +84,21 @@ class RowAt(ControlOp):
         return "%s[len(%s)]" % (rows, stack)
 
 
+class RowGroup(ControlOp):
+    """``rt.row_group(*rows)``: several values' rows, read together (``RowsAt``)."""
+
+    def emit(self, *rows):
+        return "rt.row_group(%s)" % ", ".join(rows)
+
+
+class RowsAt(ControlOp):
+    """``group[len(stack)]``: right after a pop, the popped entry's row of each
+    value of a ``RowGroup``, one output each."""
+
+    def emit(self, group, stack):
+        return "%s[len(%s)]" % (group, stack)
+
+
 class InBatch(ControlOp):
     """An op of a batched tangent program (``ad/batching.py``): its arguments
     flagged in ``flags`` carry a leading axis of basis vectors.
