@@ -77,13 +77,6 @@ class StackRows(ControlOp):
         return "rt.stack_rows(%s)" % ", ".join([stack, repr(slots)] + list(operands))
 
 
-class RowAt(ControlOp):
-    """``rows[len(stack)]``: right after a pop, the popped entry's row."""
-
-    def emit(self, rows, stack):
-        return "%s[len(%s)]" % (rows, stack)
-
-
 class RowGroup(ControlOp):
     """``rt.row_group(*rows)``: several values' rows, read together (``RowsAt``)."""
 

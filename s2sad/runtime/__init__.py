@@ -61,8 +61,14 @@ def unbroadcast(dx, x):
     axes of each pair of shapes are computed once; ``np.add.reduce`` is
     ``np.sum`` without its dispatch layer (half its cost on small arrays).
     """
-    shape = shape_of(x)
-    dshape = shape_of(dx)
+    try:                    # shape_of, inlined: this runs for most operands of a step
+        shape = x.shape
+    except AttributeError:
+        shape = np.shape(x)
+    try:
+        dshape = dx.shape
+    except AttributeError:
+        dshape = np.shape(dx)
     if dshape == shape:
         return dx
     axes = _SUMMED_AXES.get((dshape, shape))
