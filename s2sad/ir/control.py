@@ -78,7 +78,8 @@ class StackRows(ControlOp):
 
 
 class RowGroup(ControlOp):
-    """``rt.row_group(*rows)``: several values' rows, read together (``RowsAt``)."""
+    """``group, pays = rt.row_group(*rows)``: the values' rows, read together
+    (``RowsAt``) where ``pays``."""
 
     def emit(self, *rows):
         return "rt.row_group(%s)" % ", ".join(rows)
@@ -86,7 +87,7 @@ class RowGroup(ControlOp):
 
 class RowsAt(ControlOp):
     """``group[len(stack)]``: right after a pop, the popped entry's row of each
-    value of a ``RowGroup``, one output each."""
+    value of a ``RowGroup``, one output each (one value: its row)."""
 
     def emit(self, group, stack):
         return "%s[len(%s)]" % (group, stack)

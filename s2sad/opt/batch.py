@@ -96,26 +96,26 @@ def _batch(loop, pop, zero_d):
         before.append(Op(op.prim, args, [rows[i]], op.loc, op.origin))
     body.ops = [op for op in body.ops if not op.outs or op.outs[0].id not in batched]
     order = [i for i in batched if i in exits]
-    group = Var(RowsOf(hint="popped"))
-    before.append(Op(RowGroup(), [rows[i] for i in order], [group], pop.loc))
+    group, pays = Var(RowsOf(hint="popped")), Var("batched")
+    before.append(Op(RowGroup(), [rows[i] for i in order], [group, pays], pop.loc))
     for i in order:
         if batched[i].outs[0].hint is None:
             batched[i].outs[0].hint = RowsOf(rows[i], row=True)
-    body.ops.insert(1, _read_rows(group, stack, pop, [batched[i] for i in order],
+    body.ops.insert(1, _read_rows(group, pays, stack, pop, [batched[i] for i in order],
                                   list(batched.values())))
     return before
 
 
-def _read_rows(group, stack, pop, exits, ops):
-    """``if group: <exits' rows> else: <ops as written>``: the step's rows of every
+def _read_rows(group, pays, stack, pop, exits, ops):
+    """``if pays: <exits' rows> else: <ops as written>``: the step's rows of every
     exit in one call where ``rt.row_group`` found batching pays, else the loop's
-    own ops (``group`` is None)."""
+    own ops."""
     outs = [op.outs[0] for op in exits]
     read = [Var(o.hint) for o in outs]
     renamed = {o.id: Var(o.hint) for o in outs}
     plain = [Op(op.prim, [renamed.get(a.id, a) if isinstance(a, Var) else a for a in op.args],
                 [renamed.get(op.outs[0].id, op.outs[0])], op.loc, op.origin) for op in ops]
-    return Op(If(), [group], outs, pop.loc, regions=[
+    return Op(If(), [pays], outs, pop.loc, regions=[
         Region((), [Op(RowsAt(), [group, stack], read, pop.loc)], read),
         Region((), plain, [renamed[o.id] for o in outs])])
 

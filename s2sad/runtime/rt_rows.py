@@ -131,28 +131,23 @@ class Rows:
 
 
 def row_group(*values):
-    """The values a loop reads, row ``k`` of each in one ``group[k]`` (``RowGroup``);
-    None where the loop had better compute them itself, from the row it pops
-    (``_batching_pays``)."""
-    group = RowGroup(values)
-    return group if _batching_pays(group) else None
+    """``(reader, pays)``: ``reader[k]`` gives row ``k`` of each value the loop reads,
+    one value's row itself, several values' as a tuple (``RowGroup``); ``pays``
+    is False where the loop had better compute them itself from the row it pops.
 
-
-def _batching_pays(group):
-    """Whether reading rows computed over several steps beats the loop's own ops.
-
-    Rows computed one at a time (``Rows`` that could not stack) never do: the
-    same ops, through Python.  Nor do rows stacked a block at a time whose
-    blocks are few rows of large arrays (an LSTM's [16, 64] gates, 4 rows of 50
-    steps a block): the copies into each block and the ops on arrays past the
-    processor's first-level cache cost more than the calls saved.
+    Rows computed one at a time (``Rows`` that could not stack) never pay: the
+    same ops, through Python.  Nor do rows ``stack_rows`` leaves unstacked for
+    being too large for blocks of enough rows.
     """
-    return bool(group.stacked)
+    group = RowGroup(values)
+    if not group.stacked:
+        return None, False
+    return (values[0] if len(values) == 1 else group), True
 
 
 class RowGroup:
     """Several values of one ``stack_rows`` call, read together: ``group[k]`` is
-    the tuple of each value's row ``k`` (a single value's row itself), one method call where reading each
+    the tuple of each value's row ``k``, one method call where reading each
     would make one call per value.  The rows of a block are made when the
     loop enters it, as views of the values' blocks (what ``Rows`` holds
     anyway); stacked arrays are taken a block of ``_GROUP_ROWS`` rows at a time,
@@ -184,15 +179,11 @@ class RowGroup:
     def _evaluate(self, lo):
         step = self.step
         if self.stacked is None:
-            rows = tuple([v[lo] for v in self.values])
-            self.block = [rows if len(rows) > 1 else rows[0]]
+            self.block = [tuple([v[lo] for v in self.values])]
         else:
             blocks = [v._block(lo) if type(v) is Rows else v[lo:lo + step]
                       for v in self.values]
-            if len(blocks) == 1:      # one value: its row itself, not a 1-tuple
-                self.block = list(blocks[0]) if self.stacked else blocks
-            else:
-                self.block = list(zip(*blocks)) if self.stacked else [tuple(blocks)]
+            self.block = list(zip(*blocks)) if self.stacked else [tuple(blocks)]
         self.lo = lo
 
 

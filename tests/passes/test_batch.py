@@ -115,8 +115,8 @@ def test_rnn_rows_are_computed_before_the_loop(mod, answers):
     # row (or, where ``rt.row_group`` finds batching does not pay, the loop's own ops)
     assert "rt.stack_rows(" not in src0 and re.search(r"= 1 - mul_h_\d+\n", loop0)
     assert re.search(r"sub_mul_h_\d+_rows = 1 - mul_h_\d+_rows\n", before)
-    assert re.search(r"popped_rows = rt.row_group\(sub_mul_h_\d+_rows\)\n", before)
-    assert re.search(r"if popped_rows:\n +sub_mul_h_\d+ = popped_rows\[len\(stack\)\]\n"
+    assert re.search(r"popped_rows, batched = rt.row_group\(sub_mul_h_\d+_rows\)\n", before)
+    assert re.search(r"if batched:\n +sub_mul_h_\d+ = popped_rows\[len\(stack\)\]\n"
                      r" +else:\n", loop)
     assert "rt.stack_rows(stack, 1)" in before
     assert answers == ["array"]
@@ -128,7 +128,7 @@ def test_two_loops_name_their_rows_apart(mod, answers):
             rng.standard_normal(4) * 0.1)
     src, _ = check(mod.two_loops, args)
     assert answers == ["array", "array"]
-    groups = dict(re.findall(r"(\w+) = rt\.row_group\((\w+)\)", src))
+    groups = dict(re.findall(r"(\w+), \w+ = rt\.row_group\((\w+)\)", src))
     reads = [(row, groups[group]) for row, group in
              re.findall(r"(\w+) = (\w+)\[len\(stack\w*\)\]", src)]
     assert len(groups) == 2 and len(reads) == 2

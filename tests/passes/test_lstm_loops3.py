@@ -1,7 +1,7 @@
 """An LSTM's backward step, with less Python per step.
 
 ``batch_popped`` reads every batched value's row in one ``group[len(stack)]``
-call (``rt.row_group``) under ``if popped_rows:``, and keeps the loop's own
+call (``rt.row_group``) under ``if batched:``, and keeps the loop's own
 ops in the ``else`` branch, taken where ``rt.stack_rows`` finds that
 stacking does not pay (rows too large for blocks of enough rows, or rows
 that do not stack); ``rt.getitem_grad_concat`` decides once per slice bounds
@@ -111,7 +111,7 @@ def test_float64_against_the_unoptimised_code_and_differences(mod, name, extra, 
         assert a.shape == args[i].shape and a.dtype == np.float64
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
         np.testing.assert_allclose(a, numeric_grad(fn, args, i), rtol=1e-6, atol=1e-8)
-    assert "if popped_rows:" in src and "popped_rows = rt.row_group(" in src
+    assert "if batched:" in src and "popped_rows, batched = rt.row_group(" in src
 
 
 @pytest.mark.parametrize("h_shape", [(8,), (1, 8), (16, 8)])
@@ -162,18 +162,19 @@ def test_row_group_reads_what_each_value_would(kind, n):
     stack, values = _rows_like(kind, n, rng)
     assert kind == ("array" if isinstance(values[0], np.ndarray)
                     else "blocks" if values[0].stacked else "rows")
-    group = rt.row_group(*values)
+    group, pays = rt.row_group(*values)
     if kind == "rows":      # computed one at a time: the loop's own ops do better
-        assert group is None
+        assert group is None and pays is False
         return
-    single = rt.row_group(values[1])
+    single, pays_too = rt.row_group(values[1])     # one value: read as it is
+    assert pays is pays_too is True and single is values[1]
     for k in reversed(range(n)):
         x = stack[k][0]
         row, square, decay = group[k]
         np.testing.assert_array_equal(row, x)
         np.testing.assert_allclose(square, 1 + x * x, rtol=1e-15)
         np.testing.assert_allclose(decay, np.exp(-x), rtol=1e-15)
-        np.testing.assert_allclose(single[k], 1 + x * x, rtol=1e-15)   # no 1-tuple
+        np.testing.assert_allclose(single[k], 1 + x * x, rtol=1e-15)
 
 
 def _summed(x_shape, slices, parts, axis):
