@@ -6,6 +6,7 @@ never through hard-coded ``np.`` calls, so another array library can be put in
 their place without touching the AD.  Each helper is one primitive's body when
 NumPy has no single call for it.
 """
+import operator
 from math import prod
 from sys import getrefcount
 from typing import Any, Callable, TypeVar
@@ -316,18 +317,27 @@ _CONCAT_PLANS = {}
 def _concat_plan(shape, axis, slices):
     """``_tiling(shape, axis, slices)``, remembered.  The bounds were indices of the
     forward read, so equal bounds (``1`` and ``True``, ``np.int64(1)``) mean the same
-    slice; unhashable ones (0-d arrays) are worked out every time."""
+    slice; unhashable ones (0-d arrays) are worked out every time.  The last call's
+    very slice objects (a loop's, made once before it) skip building the key."""
+    last = _LAST_PLAN[0]
+    if last[1] == shape and last[2] == axis and len(last[0]) == len(slices) \
+            and all(map(operator.is_, last[0], slices)):
+        return last[3]
     try:
         key = (shape, axis, tuple([(s.start, s.stop, s.step) for s in slices]))
-        return _CONCAT_PLANS[key]
+        plan = _CONCAT_PLANS[key]
     except KeyError:
-        pass
+        if len(_CONCAT_PLANS) > 1024:       # many distinct shapes: start afresh
+            _CONCAT_PLANS.clear()
+        plan = _CONCAT_PLANS[key] = _tiling(shape, axis, slices)
     except (AttributeError, TypeError):     # not slices, or bounds that do not hash
         return _tiling(shape, axis, slices)
-    if len(_CONCAT_PLANS) > 1024:           # many distinct shapes: start afresh
-        _CONCAT_PLANS.clear()
-    plan = _CONCAT_PLANS[key] = _tiling(shape, axis, slices)
+    _LAST_PLAN[0] = (tuple(slices), shape, axis, plan)
     return plan
+
+
+# the last plan looked up, with the slice objects (held: ``is`` stays meaningful)
+_LAST_PLAN = [((), None, None, None)]
 
 
 def _tiling(shape, axis, slices):

@@ -210,8 +210,14 @@ def test_concat_plan_is_made_once_per_bounds_and_shape():
     np.testing.assert_array_equal(got, _summed((3, 7), slices, (parts[0], np.ones((3, 4)),
                                                                    parts[2]), 1))
     assert len(rt._CONCAT_PLANS) == 2
+    # the same slice objects on the first shape again, and on another axis
+    np.testing.assert_array_equal(rt.getitem_grad_concat(np.empty((3, 6)), 1, slices, wide),
+                                  _summed((3, 6), slices, wide, 1))
+    tall = tuple(p.T for p in wide)
+    np.testing.assert_array_equal(rt.getitem_grad_concat(np.empty((6, 3)), 0, slices, tall),
+                                  _summed((6, 3), slices, tall, 0))
     # bounds that do not hash (0-d arrays): worked out each time, not cached
     zero_d = (slice(np.array(4), None), slice(np.array(1), np.array(4)), slice(None, 1))
     np.testing.assert_array_equal(rt.getitem_grad_concat(np.empty((3, 6)), 1, zero_d, wide),
                                   _summed((3, 6), zero_d, wide, 1))
-    assert len(rt._CONCAT_PLANS) == 2
+    assert len(rt._CONCAT_PLANS) == 3
