@@ -18,7 +18,6 @@ import pytest
 import s2sad
 from s2sad import runtime as rt
 from s2sad.opt import pipeline
-from s2sad.runtime import rt_rows
 
 from gradcheck import numeric_grad
 from sources import load_source
