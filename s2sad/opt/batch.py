@@ -9,19 +9,26 @@ iteration, which on small arrays is mostly call overhead::
     h_1_rows = rt.stack_rows(stack, 1)
     mul_h_1_rows = h_1_rows * h_1_rows
     sub_mul_h_1_rows = 1 - mul_h_1_rows
+    popped_rows, batched = rt.row_group(sub_mul_h_1_rows)
     for i in reversed(range(n)):
         h, h_1, shape_mat_mul_ext_W = stack.pop()
-        sub_mul_h_1 = sub_mul_h_1_rows[len(stack)]
+        if batched:
+            sub_mul_h_1 = popped_rows[len(stack)]
+        else:
+            mul_h_1 = h_1 * h_1
+            sub_mul_h_1 = 1 - mul_h_1
         d_add = d_h_1 * sub_mul_h_1
 
-After a pop, the stack's length is the popped entry's row.  Only ops
-written as a ufunc or an operator that keeps its operand's dtype move
-(a primitive's ``ufunc``), reading popped values, values from before the loop
-and numbers.  Whether rows may be stacked (small arrays of one shape, dtype
-and rank, no operand of a higher rank) is decided at run time by
-``rt.stack_rows``; when not, the same expressions run row by row as the
-loop reads them (``rt.Rows``).  Only a loop whose stack is made in the same
-block, pushed once and popped once at the top of its body, is rewritten.
+After a pop, the stack's length is the popped entry's row; every value the
+loop reads is read in that one call.  Only ops written as a ufunc or an
+operator that keeps its operand's dtype move (a primitive's ``ufunc``),
+reading popped values, values from before the loop and numbers.  Whether
+rows are stacked (small arrays of one shape, dtype and rank, no operand of
+a higher rank, blocks of enough small rows) is decided at run time by
+``rt.stack_rows``; when not, ``batched`` is False and the loop runs its own
+ops (the expressions before it stay lazy ``rt.Rows``, never computed).
+Only a loop whose stack is made in the same block, pushed once and popped
+once at the top of its body, is rewritten.
 """
 from ..ir.control import ForRange, If, NewStack, RowGroup, RowsAt, StackPop, StackPush, StackRows
 from ..ir.nodes import Const, Op, Region, RowsOf, Var, defined_ids, leaves, walk_ops

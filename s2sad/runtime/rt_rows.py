@@ -9,6 +9,11 @@ as the loop reaches each block (``Rows``); when they cannot be stacked
 (scalars, shapes or dtypes that differ, an operand of higher rank, which
 would broadcast across the rows) or are large enough that a call's overhead
 does not matter, the same expressions run on one row when the loop reads it.
+
+``row_group`` gives the loop the rows it reads, one call a step, or tells it
+to run its own ops where the rows were not stacked (``opt/batch.py`` writes
+both, under ``if batched:``): rows too large or too few a block to stack pay
+less than the copies and the larger arrays cost.
 """
 import operator
 
@@ -139,36 +144,30 @@ def row_group(*values):
     same ops, through Python.  Nor do rows ``stack_rows`` leaves unstacked for
     being too large for blocks of enough rows.
     """
-    group = RowGroup(values)
-    if not group.stacked:
+    kinds = {(v.step, v.stacked) if type(v) is Rows else type(v) for v in values}
+    kind = kinds.pop() if len(kinds) == 1 else None
+    if kind is not np.ndarray and not (type(kind) is tuple and kind[1]):
         return None, False
-    return (values[0] if len(values) == 1 else group), True
+    return (values[0] if len(values) == 1 else RowGroup(values)), True
 
 
 class RowGroup:
-    """Several values of one ``stack_rows`` call, read together: ``group[k]`` is
-    the tuple of each value's row ``k``, one method call where reading each
-    would make one call per value.  The rows of a block are made when the
-    loop enters it, as views of the values' blocks (what ``Rows`` holds
-    anyway); stacked arrays are taken a block of ``_GROUP_ROWS`` rows at a time,
-    so the views made never outnumber a block's.  Values that are not all one
-    kind (never made by one ``stack_rows`` call) are read one by one.
+    """Several stacked values of one ``stack_rows`` call, read together:
+    ``group[k]`` is the tuple of each value's row ``k``, one method call where
+    reading each would make one call per value.  The rows of a block are made
+    when the loop enters it, as views of the values' blocks (what ``Rows``
+    holds anyway); arrays stacked at once are taken ``_GROUP_ROWS`` rows at a
+    time, so the views made never outnumber a block's.
     """
 
-    __slots__ = ("values", "step", "stacked", "lo", "block")
+    __slots__ = ("values", "step", "lo", "block")
 
     def __init__(self, values):
         self.values, self.lo, self.block = values, None, None
-        kinds = {(v.step, v.stacked) if type(v) is Rows else type(v) for v in values}
-        kind = kinds.pop() if len(kinds) == 1 else None
-        if kind is np.ndarray:
-            self.step, self.stacked = _GROUP_ROWS, True
-        elif type(kind) is tuple:
-            self.step, self.stacked = kind
-            for v in values:
+        self.step = values[0].step if type(values[0]) is Rows else _GROUP_ROWS
+        for v in values:
+            if type(v) is Rows:
                 v.read = True   # kept while the loop is in its block, as a read keeps it
-        else:
-            self.step, self.stacked = 1, None
 
     def __getitem__(self, k):
         lo = k - k % self.step
@@ -178,12 +177,8 @@ class RowGroup:
 
     def _evaluate(self, lo):
         step = self.step
-        if self.stacked is None:
-            self.block = [tuple([v[lo] for v in self.values])]
-        else:
-            blocks = [v._block(lo) if type(v) is Rows else v[lo:lo + step]
-                      for v in self.values]
-            self.block = list(zip(*blocks)) if self.stacked else [tuple(blocks)]
+        self.block = list(zip(*[v._block(lo) if type(v) is Rows else v[lo:lo + step]
+                                for v in self.values]))
         self.lo = lo
 
 
