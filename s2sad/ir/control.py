@@ -77,11 +77,20 @@ class StackRows(ControlOp):
         return "rt.stack_rows(%s)" % ", ".join([stack, repr(slots)] + list(operands))
 
 
-class RowAt(ControlOp):
-    """``rows[len(stack)]``: right after a pop, the popped entry's row."""
+class RowGroup(ControlOp):
+    """``group, pays = rt.row_group(*rows)``: the values' rows, read together
+    (``RowsAt``) where ``pays``."""
 
-    def emit(self, rows, stack):
-        return "%s[len(%s)]" % (rows, stack)
+    def emit(self, *rows):
+        return "rt.row_group(%s)" % ", ".join(rows)
+
+
+class RowsAt(ControlOp):
+    """``group[len(stack)]``: right after a pop, the popped entry's row of each
+    value of a ``RowGroup``, one output each (one value: its row)."""
+
+    def emit(self, group, stack):
+        return "%s[len(%s)]" % (group, stack)
 
 
 class InBatch(ControlOp):

@@ -9,22 +9,29 @@ iteration, which on small arrays is mostly call overhead::
     h_1_rows = rt.stack_rows(stack, 1)
     mul_h_1_rows = h_1_rows * h_1_rows
     sub_mul_h_1_rows = 1 - mul_h_1_rows
+    popped_rows, batched = rt.row_group(sub_mul_h_1_rows)
     for i in reversed(range(n)):
         h, h_1, shape_mat_mul_ext_W = stack.pop()
-        sub_mul_h_1 = sub_mul_h_1_rows[len(stack)]
+        if batched:
+            sub_mul_h_1 = popped_rows[len(stack)]
+        else:
+            mul_h_1 = h_1 * h_1
+            sub_mul_h_1 = 1 - mul_h_1
         d_add = d_h_1 * sub_mul_h_1
 
-After a pop, the stack's length is the popped entry's row.  Only ops
-written as a ufunc or an operator that keeps its operand's dtype move
-(a primitive's ``ufunc``), reading popped values, values from before the loop
-and numbers.  Whether rows may be stacked (small arrays of one shape, dtype
-and rank, no operand of a higher rank) is decided at run time by
-``rt.stack_rows``; when not, the same expressions run row by row as the
-loop reads them (``rt.Rows``).  Only a loop whose stack is made in the same
-block, pushed once and popped once at the top of its body, is rewritten.
+After a pop, the stack's length is the popped entry's row; every value the
+loop reads is read in that one call.  Only ops written as a ufunc or an
+operator that keeps its operand's dtype move (a primitive's ``ufunc``),
+reading popped values, values from before the loop and numbers.  Whether
+rows are stacked (small arrays of one shape, dtype and rank, no operand of
+a higher rank, blocks of enough small rows) is decided at run time by
+``rt.stack_rows``; when not, ``batched`` is False and the loop runs its own
+ops (the expressions before it stay lazy ``rt.Rows``, never computed).
+Only a loop whose stack is made in the same block, pushed once and popped
+once at the top of its body, is rewritten.
 """
-from ..ir.control import ForRange, NewStack, RowAt, StackPop, StackPush, StackRows
-from ..ir.nodes import Const, Op, RowsOf, Var, defined_ids, leaves, walk_ops
+from ..ir.control import ForRange, If, NewStack, RowGroup, RowsAt, StackPop, StackPush, StackRows
+from ..ir.nodes import Const, Op, Region, RowsOf, Var, defined_ids, leaves, walk_ops
 from .scalars import known_scalars
 
 _NUMBER = (bool, int, float)
@@ -94,17 +101,30 @@ def _batch(loop, pop, zero_d):
         rows[i] = Var(RowsOf(hint=out.hint if isinstance(out.hint, str) else None))
         args = [rows.get(a.id, a) if isinstance(a, Var) else a for a in op.args]
         before.append(Op(op.prim, args, [rows[i]], op.loc, op.origin))
-    kept = []
-    for op in body.ops:
-        if not op.outs or op.outs[0].id not in batched:
-            kept.append(op)
-        elif op.outs[0].id in exits:
-            out = op.outs[0]
-            if out.hint is None:
-                out.hint = RowsOf(rows[out.id], row=True)
-            kept.append(Op(RowAt(), [rows[out.id], stack], [out], op.loc, op.origin))
-    body.ops = kept
+    body.ops = [op for op in body.ops if not op.outs or op.outs[0].id not in batched]
+    order = [i for i in batched if i in exits]
+    group, pays = Var(RowsOf(hint="popped")), Var("batched")
+    before.append(Op(RowGroup(), [rows[i] for i in order], [group, pays], pop.loc))
+    for i in order:
+        if batched[i].outs[0].hint is None:
+            batched[i].outs[0].hint = RowsOf(rows[i], row=True)
+    body.ops.insert(1, _read_rows(group, pays, stack, pop, [batched[i] for i in order],
+                                  list(batched.values())))
     return before
+
+
+def _read_rows(group, pays, stack, pop, exits, ops):
+    """``if pays: <exits' rows> else: <ops as written>``: the step's rows of every
+    exit in one call where ``rt.row_group`` found batching pays, else the loop's
+    own ops."""
+    outs = [op.outs[0] for op in exits]
+    read = [Var(o.hint) for o in outs]
+    renamed = {o.id: Var(o.hint) for o in outs}
+    plain = [Op(op.prim, [renamed.get(a.id, a) if isinstance(a, Var) else a for a in op.args],
+                [renamed.get(op.outs[0].id, op.outs[0])], op.loc, op.origin) for op in ops]
+    return Op(If(), [pays], outs, pop.loc, regions=[
+        Region((), [Op(RowsAt(), [group, stack], read, pop.loc)], read),
+        Region((), plain, [renamed[o.id] for o in outs])])
 
 
 def _batchable(op, popped, batched, inside, zero_d):

@@ -6,6 +6,7 @@ never through hard-coded ``np.`` calls, so another array library can be put in
 their place without touching the AD.  Each helper is one primitive's body when
 NumPy has no single call for it.
 """
+import operator
 from math import prod
 from sys import getrefcount
 from typing import Any, Callable, TypeVar
@@ -61,8 +62,14 @@ def unbroadcast(dx, x):
     axes of each pair of shapes are computed once; ``np.add.reduce`` is
     ``np.sum`` without its dispatch layer (half its cost on small arrays).
     """
-    shape = shape_of(x)
-    dshape = shape_of(dx)
+    try:                    # shape_of, inlined: this runs for most operands of a step
+        shape = x.shape
+    except AttributeError:
+        shape = np.shape(x)
+    try:
+        dshape = dx.shape
+    except AttributeError:
+        dshape = np.shape(dx)
     if dshape == shape:
         return dx
     axes = _SUMMED_AXES.get((dshape, shape))
@@ -282,17 +289,19 @@ def getitem_grad_into(buf, index, dout):
 
 def getitem_grad_concat(x, axis, slices, parts):
     """The sum of ``getitem_grad(part, x, (:, ..., slice))`` over ``parts`` and ``slices``
-    (each slice at ``axis``): the parts' concatenation when the slices tile the axis,
+    (each slice at ``axis``): the parts' concatenation when the slices tile the axis
+    and every part is a plain array of one dtype with its slice's exact shape,
     else each part added into one zero buffer (``getitem_grad_into``)."""
     shape = shape_of(x)
-    tiles = _tiles(shape, axis, slices, parts)
-    if tiles is not None:
-        try:
-            out = np.concatenate(tiles, axis=axis)
-        except ValueError:          # a part broadcast along another axis: added below
-            out = None
-        if out is not None and out.shape == shape:      # the parts' other axes are x's
-            return out
+    plan = _concat_plan(shape, axis, slices)
+    if plan is not None:
+        shapes, order = plan
+        dtype = getattr(parts[0], "dtype", None)
+        for d, want in zip(parts, shapes):
+            if type(d) is not np.ndarray or d.shape != want or d.dtype is not dtype:
+                break
+        else:
+            return np.concatenate([parts[k] for k in order], axis=axis)
     buf = getitem_grad_zeros(x, *parts)
     lead = (slice(None),) * axis
     for s, d in zip(slices, parts):
@@ -300,49 +309,61 @@ def getitem_grad_concat(x, axis, slices, parts):
     return buf
 
 
-def _tiles(shape, axis, slices, parts):
-    """``parts`` in the order of their slices when the slices cover ``[0, shape[axis])``
-    once each (step 1, each non-empty one starting where the one before ended) and
-    every part is a plain array of one dtype with its slice's shape (nothing to
-    broadcast); else None.  Written for speed: it runs once per loop step."""
-    if axis >= len(shape) or type(parts[0]) is not np.ndarray:
+# (shape, axis, each slice's (start, stop, step)) -> _tiling's answer: a loop
+# passes the same slices every step, and the answer depends on nothing else
+_CONCAT_PLANS = {}
+
+
+def _concat_plan(shape, axis, slices):
+    """``_tiling(shape, axis, slices)``, remembered.  The bounds were indices of the
+    forward read, so equal bounds (``1`` and ``True``, ``np.int64(1)``) mean the same
+    slice; unhashable ones (0-d arrays) are worked out every time.  The last call's
+    very slice objects (a loop's, made once before it) skip building the key."""
+    last = _LAST_PLAN[0]
+    if last[1] == shape and last[2] == axis and len(last[0]) == len(slices) \
+            and all(map(operator.is_, last[0], slices)):
+        return last[3]
+    try:
+        key = (shape, axis, tuple([(s.start, s.stop, s.step) for s in slices]))
+        plan = _CONCAT_PLANS[key]
+    except KeyError:
+        if len(_CONCAT_PLANS) > 1024:       # many distinct shapes: start afresh
+            _CONCAT_PLANS.clear()
+        plan = _CONCAT_PLANS[key] = _tiling(shape, axis, slices)
+    except (AttributeError, TypeError):     # not slices, or bounds that do not hash
+        return _tiling(shape, axis, slices)
+    _LAST_PLAN[0] = (tuple(slices), shape, axis, plan)
+    return plan
+
+
+# the last plan looked up, with the slice objects (held: ``is`` stays meaningful)
+_LAST_PLAN = [((), None, None, None)]
+
+
+def _tiling(shape, axis, slices):
+    """When the slices (at ``axis`` of ``shape``) cover ``[0, shape[axis])`` once
+    each (step 1, each non-empty one starting where another ended): the shape each
+    part must have, and the order of the non-empty parts along the axis; else None."""
+    if axis >= len(shape) or not all(type(s) is slice for s in slices):
         return None
-    n, dtype, spans = shape[axis], parts[0].dtype, []
-    for s, d in zip(slices, parts):
-        if type(s) is not slice or type(d) is not np.ndarray or d.dtype is not dtype \
-                or s.step is not None or d.ndim != len(shape):
+    n, shapes, spans = shape[axis], [], []
+    for k, s in enumerate(slices):
+        start, stop, step = s.indices(n)
+        if step != 1:
             return None
-        start, stop = s.start, s.stop
-        start = 0 if start is None else start
-        stop = n if stop is None else stop
-        if type(start) is not int or type(stop) is not int or not 0 <= start <= n \
-                or not 0 <= stop <= n:
-            start, stop, step = s.indices(n)
-            if step != 1:
-                return None
         size = stop - start if stop > start else 0
-        if d.shape[axis] != size:
-            return None
+        shapes.append(shape[:axis] + (size,) + shape[axis + 1:])
         if size:
-            spans.append((start, stop, d))
-    if len(spans) > 1 and spans[0][0] > spans[1][0]:
-        spans.reverse()     # the usual order of the terms of an adjoint
-    end = 0
-    for start, stop, _ in spans:
-        if start != end:
-            spans.sort(key=_first)
-            break
-        end = stop
+            spans.append((start, stop, k))
+    spans.sort()
     end = 0
     for start, stop, _ in spans:
         if start != end:
             return None
         end = stop
-    return [d for _, _, d in spans] if end == n and spans else None
-
-
-def _first(span):
-    return span[0]
+    if end != n or not spans:
+        return None
+    return tuple(shapes), tuple([k for _, _, k in spans])
 
 
 def spare(buf, *others):

@@ -9,6 +9,11 @@ as the loop reaches each block (``Rows``); when they cannot be stacked
 (scalars, shapes or dtypes that differ, an operand of higher rank, which
 would broadcast across the rows) or are large enough that a call's overhead
 does not matter, the same expressions run on one row when the loop reads it.
+
+``row_group`` gives the loop the rows it reads, one call a step, or tells it
+to run its own ops where the rows were not stacked (``opt/batch.py`` writes
+both, under ``if batched:``): rows too large or too few a block to stack pay
+less than the copies and the larger arrays cost.
 """
 import operator
 
@@ -25,6 +30,13 @@ _SMALL = 1 << 13
 # rows larger than this are not stacked: the call overhead saved is small
 # beside the work, and stacking would only copy them
 _ROW_SIZE = 4096
+# ... nor, when they must be stacked a block at a time, rows larger than this
+# or blocks of fewer rows: a block's copies and its ops on arrays past the
+# processor's first-level cache cost more than the calls saved (an LSTM's
+# [16, 64] gates, 4 rows a block over 50 steps, ran 1.25x slower batched; rows
+# of 64 elements, 25 a block, 0.6x)
+_BLOCKED_ROW_SIZE = 256
+_MIN_BLOCK_ROWS = 16
 
 
 def stack_rows(stack, slots, *operands):
@@ -45,7 +57,8 @@ def stack_rows(stack, slots, *operands):
         out = [np.array(col) for col in cols]
     else:
         step = min(_BLOCK // size, -(-len(cols[0]) // _FRACTION))
-        out = [Rows(None, col, step, True) for col in cols]
+        blocked = step >= _MIN_BLOCK_ROWS and size <= _BLOCKED_ROW_SIZE
+        out = [Rows(None, col, step if blocked else 1, blocked) for col in cols]
     return out[0] if single else tuple(out)
 
 
@@ -122,6 +135,57 @@ class Rows:
         return Rows(operator.neg, (self,), self.step, self.stacked)
 
 
+def row_group(*values):
+    """``(reader, pays)``: ``reader[k]`` gives row ``k`` of each value the loop reads,
+    one value's row itself, several values' as a tuple (``RowGroup``); ``pays``
+    is False where the loop had better compute them itself from the row it pops.
+
+    Rows computed one at a time (``Rows`` that could not stack) never pay: the
+    same ops, through Python.  Nor do rows ``stack_rows`` leaves unstacked for
+    being too large for blocks of enough rows.
+    """
+    kinds = {(v.step, v.stacked) if type(v) is Rows else type(v) for v in values}
+    kind = kinds.pop() if len(kinds) == 1 else None
+    if kind is not np.ndarray and not (type(kind) is tuple and kind[1]):
+        return None, False
+    return (values[0] if len(values) == 1 else RowGroup(values)), True
+
+
+class RowGroup:
+    """Several stacked values of one ``stack_rows`` call, read together:
+    ``group[k]`` is the tuple of each value's row ``k``, one method call where
+    reading each would make one call per value.  The rows of a block are made
+    when the loop enters it, as views of the values' blocks (what ``Rows``
+    holds anyway); arrays stacked at once are taken ``_GROUP_ROWS`` rows at a
+    time, so the views made never outnumber a block's.
+    """
+
+    __slots__ = ("values", "step", "lo", "block")
+
+    def __init__(self, values):
+        self.values, self.lo, self.block = values, None, None
+        self.step = values[0].step if type(values[0]) is Rows else _GROUP_ROWS
+        for v in values:
+            if type(v) is Rows:
+                v.read = True   # kept while the loop is in its block, as a read keeps it
+
+    def __getitem__(self, k):
+        lo = k - k % self.step
+        if self.lo != lo:
+            self._evaluate(lo)
+        return self.block[k - lo]
+
+    def _evaluate(self, lo):
+        step = self.step
+        self.block = list(zip(*[v._block(lo) if type(v) is Rows else v[lo:lo + step]
+                                for v in self.values]))
+        self.lo = lo
+
+
+# stacked arrays' rows are made as views this many at a time
+_GROUP_ROWS = 64
+
+
 def _binary(op):
     return (lambda a, b: Rows(op, (a, b), a.step, a.stacked),
             lambda a, b: Rows(op, (b, a), a.step, a.stacked))
@@ -134,4 +198,4 @@ for _name, _op in (("add", operator.add), ("sub", operator.sub), ("mul", operato
     setattr(Rows, "__r%s__" % _name, _rev)
 
 
-__all__ = ["stack_rows", "Rows"]
+__all__ = ["stack_rows", "Rows", "row_group", "RowGroup"]

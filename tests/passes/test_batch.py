@@ -111,11 +111,14 @@ def test_rnn_rows_are_computed_before_the_loop(mod, answers):
     loop0 = src0[src0.index("for i in reversed"):]
     loop = src[src.index("for i in reversed"):]
     before = src[:src.index("for i in reversed")]
-    # tanh's 1 - h*h ran in the loop; now once over all rows, the loop reading its row
+    # tanh's 1 - h*h ran in the loop; now once over all rows, the loop reading its
+    # row (or, where ``rt.row_group`` finds batching does not pay, the loop's own ops)
     assert "rt.stack_rows(" not in src0 and re.search(r"= 1 - mul_h_\d+\n", loop0)
     assert re.search(r"sub_mul_h_\d+_rows = 1 - mul_h_\d+_rows\n", before)
-    assert re.search(r"sub_mul_h_\d+ = sub_mul_h_\d+_rows\[len\(stack\)\]", loop)
-    assert " 1 - " not in loop and "rt.stack_rows(stack, 1)" in before
+    assert re.search(r"popped_rows, batched = rt.row_group\(sub_mul_h_\d+_rows\)\n", before)
+    assert re.search(r"if batched:\n +sub_mul_h_\d+ = popped_rows\[len\(stack\)\]\n"
+                     r" +else:\n", loop)
+    assert "rt.stack_rows(stack, 1)" in before
     assert answers == ["array"]
 
 
@@ -125,9 +128,12 @@ def test_two_loops_name_their_rows_apart(mod, answers):
             rng.standard_normal(4) * 0.1)
     src, _ = check(mod.two_loops, args)
     assert answers == ["array", "array"]
-    reads = re.findall(r"(\w+) = (\w+)\[len\((\w+)\)\]", src)
-    assert len(reads) == 2 and len({r[0] for r in reads} | {r[1] for r in reads}) == 4
-    for row, rows, _ in reads:       # each row named as its stacked value, less "_rows"
+    groups = dict(re.findall(r"(\w+), \w+ = rt\.row_group\((\w+)\)", src))
+    reads = [(row, groups[group]) for row, group in
+             re.findall(r"(\w+) = (\w+)\[len\(stack\w*\)\]", src)]
+    assert len(groups) == 2 and len(reads) == 2
+    assert len({r[0] for r in reads} | {r[1] for r in reads}) == 4
+    for row, rows in reads:       # each row named as its stacked value, less "_rows"
         stem = re.sub(r"_rows(_\d+)?$", "", rows)
         assert stem != rows and re.fullmatch(re.escape(stem) + r"(_\d+)?", row), (row, rows)
 
@@ -142,10 +148,12 @@ def test_two_popped_values(mod, answers):
 
 
 def test_block_at_a_time_and_row_by_row(mod, answers):
-    # 300 rows of 400: more than one block, so rows are stacked a block at a time
+    # 300 rows of 200: too many elements to stack at once, so rows are stacked a
+    # block at a time (blocks of 19 rows)
     rng = np.random.default_rng(2)
-    x, w = rng.standard_normal(400) * 0.5, rng.uniform(0.5, 1.5, (300, 1))
-    assert 300 * 400 > rt_rows._BLOCK and 300 * 20 <= rt_rows._SMALL
+    x, w = rng.standard_normal(200) * 0.5, rng.uniform(0.5, 1.5, (300, 1))
+    assert 300 * 200 > rt_rows._SMALL and 300 * 20 <= rt_rows._SMALL
+    assert 200 <= rt_rows._BLOCKED_ROW_SIZE and 300 // 16 >= rt_rows._MIN_BLOCK_ROWS
     check(mod.decay, (x[:20], w))          # few elements in all: at once
     assert answers == ["array"]
     G.cache.clear()
