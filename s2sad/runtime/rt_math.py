@@ -460,9 +460,8 @@ class MatMulGradSum:
 
     def __init__(self, like):
         # an integer input's gradient is not cut here: its exactness is checked at the end
-        # C order whatever ``like``'s layout (a transposed weight's is Fortran): every
-        # term is a product, C-ordered, and adding one into a transposed buffer is a
-        # strided pass several times slower than the product on small matrices
+        # C order whatever ``like``'s layout (a transposed weight's is Fortran): each term is
+        # a C-ordered product; adding it into a Fortran buffer is a slow strided pass
         self.acc = np.zeros_like(like, dtype=np.float64, order="C") \
             if np.asarray(like).dtype.kind in "biu" else np.zeros_like(like, order="C")
         # the pending terms' operands, as they come (a step costs two appends):
