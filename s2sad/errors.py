@@ -70,6 +70,13 @@ class CompileError(S2SADError):
         return "\n".join(parts)
 
 
+def located(err, loc):
+    """``err``, a ``CompileError`` raised without a location, pointing at ``loc``."""
+    err.loc = loc
+    err.args = (err._render(),)
+    return err
+
+
 class UnsupportedSyntaxError(CompileError):
     """Syntax that s2sad's frontend rejects before any transformation."""
 
@@ -80,3 +87,20 @@ class NoGradientRuleError(CompileError):
 
 class RuleError(S2SADError):
     """A bprop rule returned the wrong number or shape of gradients."""
+
+
+class UnfitInput(TypeError):
+    """An input s2sad cannot take as it is: a gradient it cannot return exactly in
+    the input's dtype, or an array type whose operations the generated code would
+    not follow.
+
+    Raised where the value is met, which knows the value but not the argument;
+    the public call that received ``like`` re-raises it as a ``TypeError``
+    naming the argument (``api.inputs.name_input``).  ``problem`` has one ``%s``
+    for what the value is (``the input at position 1 ('y')``).
+    """
+
+    def __init__(self, like, problem):
+        super().__init__(problem % "an input")
+        self.like = like
+        self.problem = problem

@@ -39,7 +39,9 @@ def _to_array(data, dtype=None):
         if type(arr) is not np.ndarray:
             return _foreign_as(arr, npdt)
     elif isinstance(data, np.ndarray):
-        arr = data
+        # a subclass's data as a plain array: a Tensor's operations are its own, and
+        # compiled code would not follow a np.matrix's ``*`` (as MindSpore's Tensor)
+        arr = data if type(data) is np.ndarray else np.asarray(data)
     elif isinstance(data, np.generic):
         arr = np.asarray(data)
     elif isinstance(data, bool):

@@ -20,7 +20,7 @@ from ..frontend.guards import FN, Same
 from .fastpath import FastPath
 from ..runtime import rt_nn
 from .args import cell_with_effects, reads_tensors, unwrapped, wrap_out
-from .inputs import (UnfitInput, check_grad_shape, describe_input, name_input, refuse_complex,
+from .inputs import (UnfitInput, check_grad_shape, describe_input, name_input, refuse_unfit,
                      regroup, warn_constants, wrap_like)
 from .weights import weight_paths, weights_list
 
@@ -295,10 +295,10 @@ class GradFunction:
             specs = tuple(map(G.arg_spec, inputs))
         if self.grad_op.sens_param:
             sens_spec = G.arg_spec(sens)
-        refuse_complex(inputs, python_only=True)
+        refuse_unfit(inputs, python_only=True)
         complex_in = any(map(G.is_complex_spec, specs))
         if sens is not None:
-            refuse_complex([sens], python_only=complex_in)
+            refuse_unfit([sens], python_only=complex_in)
         if self.holomorphic and not complex_in:
             raise TypeError("grad with holomorphic=True needs complex inputs (a complex NumPy "
                             "array or scalar); for real inputs leave holomorphic out")

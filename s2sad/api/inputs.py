@@ -13,8 +13,10 @@ import warnings
 import numpy as np
 
 from .. import tracebacks
+from ..errors import UnfitInput
 from .. import driver as G
 from ..backend.namespaces import foreign_grad, library_of
+from ..runtime.xarrays import subclass_problem
 from ..tensor import Tensor, _wrap as _tensor_of
 
 
@@ -45,20 +47,6 @@ def wrap_like(grad, like, complex_ok=False):
         if isinstance(inner, (bool, int, float, complex)):
             return type(inner)(_cast_exact(grad, np.dtype(type(inner)), inner))
     return grad
-
-
-class UnfitInput(TypeError):
-    """An input whose gradient s2sad cannot return exactly in its own dtype.
-
-    Raised where a gradient meets its input, which knows the value but not
-    the argument; the public call that received ``like`` re-raises it as a
-    ``TypeError`` naming the argument (``name_input``).
-    """
-
-    def __init__(self, like, problem):
-        super().__init__(problem % "an input")
-        self.like = like
-        self.problem = problem
 
 
 _COMPLEX = ("%s is complex (%s), and s2sad differentiates complex values only when they "
@@ -97,20 +85,27 @@ def _truncation_message(g, dtype):
             % (dtype, float(example), dtype))
 
 
-def refuse_complex(values, in_mutable=False, python_only=False):
-    """Raise ``UnfitInput`` if a runtime leaf of ``values`` is complex.
+def refuse_unfit(values, in_mutable=False, python_only=False, complex_ok=False):
+    """Raise ``UnfitInput`` if a runtime leaf of ``values`` is complex, or an ndarray
+    subclass whose operations compiled code would not follow (``subclass_problem``).
 
-    Checked on the general path of the APIs that have no complex mode; a
-    Python ``complex`` is a constant unless wrapped in ``mutable``.
-    ``python_only``: complex NumPy arrays and scalars are accepted (the
-    gradient APIs compile for them); Tensors and ``mutable`` values are not.
+    Checked on the general path of the APIs; a Python ``complex`` is a
+    constant unless wrapped in ``mutable``.  ``python_only``: complex NumPy
+    arrays and scalars are accepted (the gradient APIs compile for them);
+    Tensors and ``mutable`` values are not.  ``complex_ok``: only subclasses
+    are refused (``jit``, which differentiates nothing).
     """
     for v in values:
         data = getattr(v, "_data", v)
+        problem = subclass_problem(data)
+        if problem is not None:
+            raise UnfitInput(v, "%s is " + problem)
         if isinstance(data, G.Mutable):
-            refuse_complex([data.value], True, python_only)
+            refuse_unfit([data.value], True, python_only, complex_ok)
         elif isinstance(data, (tuple, list)):
-            refuse_complex(data, in_mutable, python_only)
+            refuse_unfit(data, in_mutable, python_only, complex_ok)
+        elif complex_ok:
+            continue
         elif isinstance(data, (np.ndarray, np.generic)) and data.dtype.kind == "c" \
                 and (not python_only or in_mutable or isinstance(v, Tensor)) \
                 or in_mutable and isinstance(data, complex):

@@ -25,7 +25,7 @@ from .trees import has_trees
 from ..frontend.trees import TreeOutput
 from . import staged as S
 from ..ir import Const
-from .vjp_jvp import jvp_compiled, refuse_complex_inputs
+from .vjp_jvp import jvp_compiled, refuse_unfit_inputs
 from ..tensor import Tensor
 from .. import runtime as rt
 
@@ -303,7 +303,7 @@ def _check_complex(fn, args, positions, holomorphic, api):
     function's gradient is ``grad``'s; other functions of complex inputs have
     no complex Jacobian); with it each differentiated input must be complex.
     """
-    refuse_complex_inputs(fn, args, api, python_only=True)     # Tensors, mutables
+    refuse_unfit_inputs(fn, args, api, python_only=True)     # Tensors, mutables
     for p in positions:
         if p >= len(args):
             continue
@@ -337,6 +337,7 @@ def hessian(fn: Callable[..., Any], grad_position: Positions = 0) -> Callable[..
         if has_trees(args):
             return _tree_hessian(fn, positions, single, args)
         _check_jac_args(args, positions, "hessian")
+        refuse_unfit_inputs(fn, args, "hessian", python_only=True)
         check_scalar(fn(*args), "hessian", "jacrev")
         return outer(*args)
 

@@ -32,6 +32,8 @@ from ..frontend.guards import describe
 from ..nn.cell import Cell
 from .args import cell_with_effects, reads_tensors, wrap_out
 from .gradfunction import fn_key
+from .functional import user_param_names
+from .inputs import UnfitInput, name_input, refuse_unfit
 
 _forward_cache = G.register_cache(G.GradCache("compiled forward"))
 
@@ -86,12 +88,16 @@ class JitFunction:
         """Run the compiled forward for ``root`` (the Cell, or ``None``) and these arguments."""
         args = self._positional(args, kwargs)
         try:
+            refuse_unfit(args, complex_ok=True)
             entry, specs = self._compiled(root, args)
             if entry.eager_only:
                 return self.fn(*((root,) if root is not None else ()), *args)
             flat = G.flatten_runtime(args, specs)
             extra = entry.inputs.read(root, self.fn) if entry.inputs.entries else ()
             return wrap_out(entry.fn(*flat, *extra), entry.tensor_out)
+        except UnfitInput as err:
+            raise TypeError("For 'jit', %s" % name_input(err, args, user_param_names(self.fn))) \
+                from None
         except S2SADError as err:
             raise tracebacks.for_user(err)
 

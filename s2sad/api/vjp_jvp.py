@@ -18,7 +18,7 @@ from ..ir import Var, Const
 from ..errors import CompileError, S2SADError
 from .gradoperation import GradOperation
 from .gradfunction import fn_key
-from .inputs import UnfitInput, name_input, refuse_complex
+from .inputs import UnfitInput, name_input, refuse_unfit
 from .args import (as_like, as_tuple, aux_bare, check_aux_output, check_has_aux,
                    is_tensor_like, leaves_of, raw, target_of, wrap_out)
 from .functional import user_param_names
@@ -42,6 +42,7 @@ def vjp(fn: Callable[..., Any], *inputs: Any, has_aux: bool = False) -> Tuple[An
     if not callable(fn):
         raise TypeError("For 'vjp', 'fn' must be a function or a Cell, but got %s"
                         % type(fn).__name__)
+    refuse_unfit_inputs(fn, inputs, "vjp", complex_ok=True)    # complex: vjp_fn decides
     out = fn(*inputs)
     if has_aux:
         check_aux_output(out, "vjp")
@@ -129,9 +130,9 @@ def jvp_compiled(fn, inputs, v=None, positions=None, split=False, tangent_only=F
 
 
 def _jvp_raw(fn, inputs, v, tangent_only=False, slot=None):
-    refuse_complex_inputs(fn, inputs, "jvp", python_only=True)
+    refuse_unfit_inputs(fn, inputs, "jvp", python_only=True)
     # complex tangents need the program compiled for complex inputs
-    refuse_complex_inputs(fn, v, "jvp", "the tangent",
+    refuse_unfit_inputs(fn, v, "jvp", "the tangent",
                           python_only=any(np.iscomplexobj(a) for a in leaves_of(inputs)))
     entry, root, specs = jvp_compiled(fn, inputs, v, tangent_only=tangent_only)
     tangents = []
@@ -174,11 +175,12 @@ def _tree_jvp(fn, inputs, v):
     return T.rebuild_output(out, t_out)
 
 
-def refuse_complex_inputs(fn, values, api, what=None, python_only=False):
+def refuse_unfit_inputs(fn, values, api, what=None, python_only=False, complex_ok=False):
     """A TypeError naming the argument when one of ``values`` holds a complex leaf
-    (``python_only``: a complex Tensor or ``mutable`` value, as ``refuse_complex``)."""
+    (``python_only``: a complex Tensor or ``mutable`` value) or an ndarray subclass
+    compiled code would not follow, as ``refuse_unfit``."""
     try:
-        refuse_complex(values, python_only=python_only)
+        refuse_unfit(values, python_only=python_only, complex_ok=complex_ok)
     except UnfitInput as err:
         named = name_input(err, values, None if what else user_param_names(fn),
                            noun=what or "the input")

@@ -9,6 +9,8 @@ flattens its arguments the same way (``flatten_runtime``).
 import numpy as np
 
 from ..backend.namespaces import backend_for, device_of, library_of
+from ..errors import UnfitInput
+from ..runtime.xarrays import subclass_problem
 from ..ir import Var, Const
 from ..frontend import resolve
 
@@ -99,6 +101,9 @@ def _arg_spec_slow(value):
         _SPEC_BY_TYPE[t] = _tensor_spec
         return _tensor_spec(value)
     if isinstance(value, np.ndarray):
+        problem = subclass_problem(value)
+        if problem is not None:
+            raise UnfitInput(value, "%s is " + problem)
         _SPEC_BY_TYPE[t] = _array_spec
         return _array_spec(value)
     library = library_of(value)

@@ -20,6 +20,7 @@ import numpy as np
 from ..errors import CompileError, NoGradientRuleError
 from ..ir.nodes import Var, Const, Op, Region, Frame, leaves, map_structure, tag_frame
 from ..ir.primitive import Primitive, missing_code_message
+from ..runtime.xarrays import subclass_problem
 from ..ir import control as C
 from ..ops.operations import array_ops as A
 from ..ops.operations import runtime_ops as R
@@ -492,6 +493,10 @@ class Calls:
         if path is not None:
             self.guards.record(path, value)
         if is_tensor(value) or isinstance(value, np.ndarray):
+            problem = subclass_problem(value)
+            if problem is not None:
+                raise CompileError("this value is %s" % problem,
+                                   hint="convert it once, outside the function")
             written = self.written_value(value)     # a Parameter assigned earlier in construct
             if written is not None:
                 return written

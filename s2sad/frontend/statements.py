@@ -9,7 +9,7 @@ this module holds what every block does, whatever it is inside.
 import gast
 import numpy as np
 
-from ..errors import CompileError
+from ..errors import CompileError, located
 from ..ir.nodes import Var, Const
 from ..ops.operations import array_ops as A
 from ..ops.operations import runtime_ops as R
@@ -33,7 +33,12 @@ class Statements:
             if handler is None:
                 raise CompileError("'%s' statements are not supported" % type(stmt).__name__,
                                    scope.info.loc(stmt))
-            handler(stmt, scope)
+            try:
+                handler(stmt, scope)
+            except CompileError as err:
+                if err.loc is None:     # raised where no node was at hand: this statement's
+                    raise located(err, scope.info.loc(stmt))
+                raise
 
     def st_Global(self, node, scope):
         """``global w`` of names only read (the fence refuses the others): nothing to do."""

@@ -33,6 +33,29 @@ def library_of_type(tp):
     return _LIBRARIES.get(tp.__module__.partition(".")[0])
 
 
+#: ndarray subclasses whose operators and NumPy's functions behave as on an ndarray
+_PLAIN_SUBCLASSES = (np.memmap,)
+
+
+def subclass_problem(value):
+    """What keeps the ndarray subclass ``value`` from being differentiated, or None
+    (a plain ndarray, a memmap, not an ndarray).
+
+    Generated code is written for ndarrays: on a subclass whose operators or
+    ``__array_ufunc__`` do something else, it would compute another function
+    than the user's and its gradient would be silently wrong (``np.matrix``'s
+    ``*`` is a matrix product; a masked array's sums skip masked elements).
+    """
+    if type(value) is np.ndarray or not isinstance(value, np.ndarray) \
+            or isinstance(value, _PLAIN_SUBCLASSES):
+        return None
+    if isinstance(value, np.matrix):
+        return ("a np.matrix, whose * and ** are matrix products and whose reductions keep "
+                "two dimensions: pass np.asarray(m) and write @ for matrix products")
+    return ("a %s.%s, a subclass of np.ndarray whose operations may differ from an "
+            "ndarray's: pass np.asarray(x)" % (type(value).__module__, type(value).__qualname__))
+
+
 def device_of(value):
     """The device an array of another library is on, as a string (``"cpu"``)."""
     device = getattr(value, "device", None)
