@@ -10,6 +10,7 @@ import gast
 import numpy as np
 
 from ..errors import CompileError, located
+from ..tracebacks import internal
 from ..ir.nodes import Var, Const
 from ..ops.operations import array_ops as A
 from ..ops.operations import runtime_ops as R
@@ -36,7 +37,9 @@ class Statements:
             try:
                 handler(stmt, scope)
             except CompileError as err:
-                if err.loc is None:     # raised where no node was at hand: this statement's
+                # raised where no node was at hand: the innermost user statement's
+                # location (s2sad's own functions walked here are not the user's code)
+                if err.loc is None and not internal(scope.info.filename):
                     raise located(err, scope.info.loc(stmt))
                 raise
 
