@@ -16,7 +16,6 @@ from s2sad import driver as G
 from s2sad.opt import pipeline
 from s2sad import ops
 from s2sad.runtime import rt_rows
-from s2sad import runtime
 from s2sad.runtime.rt_rows import Rows, stack_rows
 
 from gradcheck import numeric_grad
@@ -62,21 +61,6 @@ def grows(x, steps):
 @pytest.fixture(scope="module")
 def mod(tmp_path_factory):
     return load_source(tmp_path_factory.mktemp("batch"), SOURCE, "batch_src")
-
-
-@pytest.fixture
-def answers(monkeypatch):
-    """What each ``rt.stack_rows`` call of the test returned: array, block-wise or row by row."""
-    seen = []
-
-    def recording(*args):
-        out = stack_rows(*args)
-        for r in out if isinstance(out, tuple) else (out,):
-            seen.append("array" if isinstance(r, np.ndarray)
-                        else "blocks" if r.stacked else "rows")
-        return out
-    monkeypatch.setattr(runtime, "stack_rows", recording)
-    return seen
 
 
 def without_pass(make, args):

@@ -17,6 +17,7 @@ from s2sad import runtime as rt
 from s2sad.opt import pipeline
 
 from gradcheck import numeric_grad
+from slice_adjoints import summed_getitem_grads
 from sources import load_source
 
 SOURCE = """
@@ -164,15 +165,6 @@ def test_second_order_through_the_gates(mod):
     np.testing.assert_allclose(h.reshape(fd.shape), fd, rtol=1e-5, atol=1e-7)
 
 
-def _summed(x_shape, slices, parts, axis):
-    """The sum of the separate ``getitem_grad`` arrays (the unoptimised adjoint)."""
-    lead = (slice(None),) * axis
-    out = 0
-    for s, d in zip(slices, parts):
-        out = out + rt.getitem_grad(d, np.empty(x_shape), lead + (s,))
-    return out
-
-
 @pytest.mark.parametrize("bounds, axis", [
     ([(None, 2), (2, 5), (5, None)], 1),            # tiles, in order
     ([(5, None), (2, 5), (None, 2)], 1),            # tiles, reversed (as adjoints come)
@@ -193,7 +185,7 @@ def test_concat_helper_equals_the_sum_of_slice_adjoints(bounds, axis):
     base = np.empty(x_shape)
     parts = tuple(rng.standard_normal(base[lead + (s,)].shape) for s in slices)
     got = rt.getitem_grad_concat(rt.ShapeOf(base), axis, tuple(slices), parts)
-    np.testing.assert_array_equal(got, _summed(x_shape, slices, parts, axis))
+    np.testing.assert_array_equal(got, summed_getitem_grads(x_shape, slices, parts, axis))
 
 
 def test_concat_helper_broadcasts_dtypes_and_libraries_as_the_sum():
@@ -202,7 +194,7 @@ def test_concat_helper_broadcasts_dtypes_and_libraries_as_the_sum():
     parts = (np.ones((1, 2), np.float32), np.arange(12.0).reshape(3, 4))
     slices = (slice(None, 2), slice(2, None))
     got = rt.getitem_grad_concat(base, 1, slices, parts)
-    want = _summed(base.shape, slices, parts, 1)
+    want = summed_getitem_grads(base.shape, slices, parts, 1)
     assert got.dtype == want.dtype == np.float64
     np.testing.assert_array_equal(got, want)
     parts = (np.ones((3, 2), np.float32), np.ones((3, 4), np.float32))
@@ -214,7 +206,7 @@ def test_concat_helper_broadcasts_dtypes_and_libraries_as_the_sum():
     got = rt.getitem_grad_concat(base, 1, slices, parts)
     np.testing.assert_array_equal(got, np.ones((3, 6)))
     got = rt.getitem_grad_concat(base, 1, (1, slice(2, None)), (np.ones(3), parts[1]))
-    np.testing.assert_array_equal(got, _summed(base.shape, (1, slice(2, None)),
+    np.testing.assert_array_equal(got, summed_getitem_grads(base.shape, (1, slice(2, None)),
                                                (np.ones(3), parts[1]), 1))
 
 

@@ -17,6 +17,7 @@ from s2sad import nn, ops, runtime as rt
 from s2sad.opt import pipeline
 
 from gradcheck import numeric_grad
+from slice_adjoints import summed_getitem_grads
 from sources import load_source
 
 SOURCE = """
@@ -189,15 +190,6 @@ def test_nn_lstm_weight_gradients_are_batched():
         np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=1e-12, atol=1e-14)
 
 
-def _summed(x_shape, slices, parts, axis):
-    """The sum of the separate ``getitem_grad`` arrays (the unoptimised adjoint)."""
-    lead = (slice(None),) * axis
-    out = 0
-    for s, d in zip(slices, parts):
-        out = out + rt.getitem_grad(d, np.empty(x_shape), lead + (s,))
-    return out
-
-
 def test_concat_helper_falls_back_for_parts_that_do_not_fit():
     # the same slice objects (as a loop passes them every step) with parts that
     # tile, and with parts broadcast along either axis, of another dtype, of
@@ -216,6 +208,6 @@ def test_concat_helper_falls_back_for_parts_that_do_not_fit():
              ((6, 3), 0, tuple(p.T for p in first))]                             # another axis
     for shape, axis, parts in calls:
         got = rt.getitem_grad_concat(rt.ShapeOf(np.empty(shape)), axis, slices, parts)
-        want = _summed(shape, slices, parts, axis)
+        want = summed_getitem_grads(shape, slices, parts, axis)
         assert got.dtype == want.dtype
         np.testing.assert_array_equal(got, want)

@@ -20,6 +20,7 @@ from s2sad import runtime as rt
 from s2sad.opt import pipeline
 
 from gradcheck import numeric_grad
+from slice_adjoints import summed_getitem_grads
 from sources import load_source
 
 SOURCE = """
@@ -61,22 +62,6 @@ WRT = (0, 1, 2, 4, 5)
 @pytest.fixture(scope="module")
 def mod(tmp_path_factory):
     return load_source(tmp_path_factory.mktemp("lstm3"), SOURCE, "lstm_loops3_src")
-
-
-@pytest.fixture
-def answers(monkeypatch):
-    """How each ``rt.stack_rows`` call of the test stacked: array, blocks or rows."""
-    seen = []
-
-    def recording(*args):
-        out = stack_rows(*args)
-        for r in out if isinstance(out, tuple) else (out,):
-            seen.append("array" if isinstance(r, np.ndarray)
-                        else "blocks" if r.stacked else "rows")
-        return out
-    stack_rows = rt.stack_rows
-    monkeypatch.setattr(rt, "stack_rows", recording)
-    return seen
 
 
 def _data(steps, batch, hid, h_shape, dtype, extra=0, seed=0):
@@ -176,15 +161,6 @@ def test_row_group_reads_what_each_value_would(kind, n):
         np.testing.assert_allclose(single[k], 1 + x * x, rtol=1e-15)
 
 
-def _summed(x_shape, slices, parts, axis):
-    """The sum of the separate ``getitem_grad`` arrays (the unoptimised adjoint)."""
-    lead = (slice(None),) * axis
-    out = 0
-    for s, d in zip(slices, parts):
-        out = out + rt.getitem_grad(d, np.empty(x_shape), lead + (s,))
-    return out
-
-
 def test_concat_plan_is_made_once_per_bounds_and_shape():
     rng = np.random.default_rng(5)
     rt._CONCAT_PLANS.clear()
@@ -193,30 +169,29 @@ def test_concat_plan_is_made_once_per_bounds_and_shape():
              rng.standard_normal((3, 1)))
     for _ in range(2):
         np.testing.assert_array_equal(rt.getitem_grad_concat(np.empty((3, 6)), 1, slices, parts),
-                                      _summed((3, 6), slices, parts, 1))
+                                      summed_getitem_grads((3, 6), slices, parts, 1))
     assert len(rt._CONCAT_PLANS) == 1
     # the cached plan, then parts that do not fit it: broadcast, another dtype
     for other in ((parts[0], parts[1], np.ones((1, 1))),
                   (parts[0], parts[1].astype(np.float32), parts[2])):
         got = rt.getitem_grad_concat(np.empty((3, 6)), 1, slices, other)
-        want = _summed((3, 6), slices, other, 1)
+        want = summed_getitem_grads((3, 6), slices, other, 1)
         assert got.dtype == want.dtype
         np.testing.assert_array_equal(got, want)
     # another axis length under the same bounds: its own plan (not a tiling)
     wide = (parts[0], parts[1], parts[2])
-    got = rt.getitem_grad_concat(np.empty((3, 7)), 1, slices, (parts[0], np.ones((3, 4)),
-                                                                  parts[2]))
-    np.testing.assert_array_equal(got, _summed((3, 7), slices, (parts[0], np.ones((3, 4)),
-                                                                   parts[2]), 1))
+    longer = (parts[0], np.ones((3, 4)), parts[2])
+    got = rt.getitem_grad_concat(np.empty((3, 7)), 1, slices, longer)
+    np.testing.assert_array_equal(got, summed_getitem_grads((3, 7), slices, longer, 1))
     assert len(rt._CONCAT_PLANS) == 2
     # the same slice objects on the first shape again, and on another axis
     np.testing.assert_array_equal(rt.getitem_grad_concat(np.empty((3, 6)), 1, slices, wide),
-                                  _summed((3, 6), slices, wide, 1))
+                                  summed_getitem_grads((3, 6), slices, wide, 1))
     tall = tuple(p.T for p in wide)
     np.testing.assert_array_equal(rt.getitem_grad_concat(np.empty((6, 3)), 0, slices, tall),
-                                  _summed((6, 3), slices, tall, 0))
+                                  summed_getitem_grads((6, 3), slices, tall, 0))
     # bounds that do not hash (0-d arrays): worked out each time, not cached
     zero_d = (slice(np.array(4), None), slice(np.array(1), np.array(4)), slice(None, 1))
     np.testing.assert_array_equal(rt.getitem_grad_concat(np.empty((3, 6)), 1, zero_d, wide),
-                                  _summed((3, 6), zero_d, wide, 1))
+                                  summed_getitem_grads((3, 6), zero_d, wide, 1))
     assert len(rt._CONCAT_PLANS) == 3
