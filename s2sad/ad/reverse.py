@@ -154,7 +154,11 @@ class _Reverse:
         if len(douts) == 1:
             dout, out = douts[0], op.outs[0]
         else:
-            dout = tuple(d if d is not None else b.emit(A.ZerosLike(), [o], op.loc)
+            # an output nothing reads has no adjoint: zeros, or None to a rule that
+            # skips its terms then (``douts_may_be_none``), as JVP rules take tangents
+            none_ok = getattr(getter, "douts_may_be_none", False)
+            dout = tuple(d if d is not None else Const(None) if none_ok
+                         else b.emit(A.ZerosLike(), [o], op.loc)
                          for d, o in zip(douts, op.outs))
             out = tuple(op.outs)
         rule = rule_for(getter, op)

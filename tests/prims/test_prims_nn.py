@@ -136,6 +136,10 @@ def f_sce_loss(logits, labels):
     return sce(logits, labels)[0]
 
 
+def f_sce_backprop(logits, labels):
+    return sce(logits, labels)[1]
+
+
 def f_sparse_sce(logits):
     return sparse_sce(logits, LABELS)
 
@@ -260,8 +264,22 @@ def test_softmax_cross_entropy_rules(labels):
     y = probabilities((3, 4), 15) if labels == "probabilities" else \
         np.random.default_rng(15).uniform(0.1, 1.0, (3, 4))
     check_vjp(f_sce, (logits, y))
-    check_vjp(f_sce_loss, (logits, y))
+    check_vjp(f_sce_loss, (logits, y))       # the backprop output unread: None to the rule
+    check_vjp(f_sce_backprop, (logits, y))   # the loss unread
     check_jvp(f_sce, (logits, y))
+
+
+def test_softmax_cross_entropy_gradient_of_the_loss_alone_skips_the_backprop_terms():
+    """A loss reads only the first output: its rule gets None for the second and
+    writes no terms of it (they were products with an array of zeros)."""
+    import s2sad
+    logits, labels = normal((3, 4), 14), probabilities((3, 4), 15)
+
+    def loss(z):
+        return f_sce_loss(z, labels).sum()
+    src = s2sad.get_source(s2sad.grad(loss), logits)
+    assert "zeros_like" not in src
+    np.testing.assert_allclose(s2sad.grad(loss)(logits), sce(logits, labels)[1], rtol=1e-12)
 
 
 def test_softmax_cross_entropy_logits_gradient_is_dloss_times_backprop():

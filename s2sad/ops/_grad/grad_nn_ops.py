@@ -247,16 +247,23 @@ def get_jvp_log_softmax(self):
 def get_bprop_softmax_cross_entropy(self):
     def bprop(logits, labels, out, dout):
         loss, backprop = out
-        dloss, dbackprop = dout
-        logp = log_softmax_last(logits)
+        dloss, dbackprop = dout     # None where that output is not read (a loss's backprop)
         p = backprop + labels
-        d = expand(dloss, logits, -1)
-        # sum(labels) * p - labels is MindSpore's backprop when labels sum to 1
-        dlogits = d * (p * sum_keep(labels, -1) - labels) \
-            + p * (dbackprop - sum_keep(dbackprop * p, -1))
-        dlabels = -(d * logp) - dbackprop
+        dlogits = None
+        dlabels = None
+        if dloss is not None:
+            d = expand(dloss, logits, -1)
+            # sum(labels) * p - labels is MindSpore's backprop when labels sum to 1
+            dlogits = d * (p * sum_keep(labels, -1) - labels)
+            dlabels = -(d * log_softmax_last(logits))
+        if dbackprop is not None:
+            dlogits = opt_add(dlogits, p * (dbackprop - sum_keep(dbackprop * p, -1)))
+            dlabels = opt_add(dlabels, -dbackprop)
         return dlogits, dlabels
     return bprop
+
+
+get_bprop_softmax_cross_entropy.douts_may_be_none = True
 
 
 @jvp_getters.register(N.SoftmaxCrossEntropyWithLogits)
