@@ -93,7 +93,7 @@ def refuse_unfit(values, in_mutable=False, python_only=False, complex_ok=False):
     constant unless wrapped in ``mutable``.  ``python_only``: complex NumPy
     arrays and scalars are accepted (the gradient APIs compile for them);
     Tensors and ``mutable`` values are not.  ``complex_ok``: only subclasses
-    are refused (``jit``, which differentiates nothing).
+    are refused (``vjp``'s check before its eager call; ``vjp_fn`` checks the rest).
     """
     for v in values:
         data = getattr(v, "_data", v)

@@ -33,7 +33,7 @@ from ..nn.cell import Cell
 from .args import cell_with_effects, reads_tensors, wrap_out
 from .gradfunction import fn_key
 from .functional import user_param_names
-from .inputs import UnfitInput, name_input, refuse_unfit
+from .inputs import UnfitInput, name_input
 
 _forward_cache = G.register_cache(G.GradCache("compiled forward"))
 
@@ -88,7 +88,6 @@ class JitFunction:
         """Run the compiled forward for ``root`` (the Cell, or ``None``) and these arguments."""
         args = self._positional(args, kwargs)
         try:
-            refuse_unfit(args, complex_ok=True)
             entry, specs = self._compiled(root, args)
             if entry.eager_only:
                 return self.fn(*((root,) if root is not None else ()), *args)

@@ -8,7 +8,9 @@ rows would take much memory they are stacked and computed a block at a time,
 as the loop reaches each block (``Rows``); when they cannot be stacked
 (scalars, shapes or dtypes that differ, an operand of higher rank, which
 would broadcast across the rows) or are large enough that a call's overhead
-does not matter, the same expressions run on one row when the loop reads it.
+does not matter, the ``Rows`` would run the same expressions on one row when
+read, but generated code does not read them: ``row_group`` has the loop run
+its own ops instead.
 
 ``row_group`` gives the loop the rows it reads, one call a step, or tells it
 to run its own ops where the rows were not stacked (``opt/batch.py`` writes
