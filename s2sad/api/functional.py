@@ -255,6 +255,8 @@ def grad(fn: Callable[..., Any], grad_position: GradPosition = 0, weights: Weigh
 # Used inside compiled code, ``weights`` are Parameters the code reads at run
 # time; which ones they are is all these factories need (as GradOperation's).
 grad.__s2sad_takes_inputs_whole__ = True
+# it only wraps ``fn``, which keeps the path it was read through (``WholeReads.pass_by_path``)
+grad.__s2sad_wraps_fn__ = True
 
 
 def _grad_chain(base, order):
@@ -316,6 +318,7 @@ def value_and_grad(fn: Callable[..., Any], grad_position: GradPosition = 0,
 
 
 value_and_grad.__s2sad_takes_inputs_whole__ = True
+value_and_grad.__s2sad_wraps_fn__ = True
 
 
 def _make_grad(fn, positions, single, weights, has_aux, with_value, holomorphic=False):

@@ -86,6 +86,23 @@ class GradFunction:
         """Called inside differentiated code: the frontend stages it (higher order)."""
         return stage_gradient(builder, self, args, kwargs, loc, path)
 
+    def __s2sad_guard_key__(self):
+        """What staging this gradient in compiled code reads of it besides its function.
+
+        ``stage_gradient`` reads the function through the path ``fn`` (its code
+        guarded there, what it captured read or guarded through its cells), so
+        ``jvp(grad(lambda w: loss(w, x)), ...)`` called with a new lambda and a
+        new ``x`` reuses the code compiled for the first.  None, guarded by
+        identity, where it holds a Cell or weights, which are found by identity.
+        """
+        if self.root is not None or self._weights or self.weights is not None:
+            return None
+        op = self.grad_op
+        names = getattr(self, "user_names", None)
+        return (op.get_all, op.get_by_list, op.sens_param, self.with_value, self.head_only,
+                self.holomorphic, getattr(self, "positions", None),
+                getattr(self, "single", None), None if names is None else tuple(names))
+
     def __init__(self, fn, weights, grad_op, with_value=False, head_only=False):
         from ..nn.cell import Cell
         self.target = fn

@@ -71,6 +71,10 @@ def stage_gradient(b, gf, args, kwargs, loc, gf_path=None):
             return c
         inner.append(map_structure(copy, a))
     path = resolve.path_in(b.root, gf.root) if gf.root is not None else None
+    if gf_path is not None and gf.root is None:
+        # a gradient function guarded by its key (``GradFunction.__s2sad_guard_key__``),
+        # not by identity: the function it differentiates is guarded here
+        b.guards.record(gf_path + ("fn",), gf.fn)
     saved = b.ops
     b.ops = []
     try:

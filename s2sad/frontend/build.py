@@ -36,11 +36,12 @@ from .alias import Aliasing
 from .trees import Trees
 from .writes import ParameterWrites
 from .recursion import Recursion
+from .wholereads import WholeReads
 from .values import ListVal, FrozenList, TreeVal
 
 
 class Builder(Statements, Expressions, Calls, Loops, ControlFlow, Closures, Aliasing, Trees,
-              ParameterWrites, Recursion, Emitter):
+              ParameterWrites, Recursion, WholeReads, Emitter):
     """Stages one program's operations into a list of SSA ops."""
 
     def __init__(self, root=None):
@@ -59,6 +60,7 @@ class Builder(Statements, Expressions, Calls, Loops, ControlFlow, Closures, Alia
         self.kinds = {}            # Var id -> the types an input's value may have
         self.written = {}          # Parameters assigned so far (see ``ParameterWrites``)
         self.seen_objects = {}     # runtime input Var id -> the object it stood for while tracing
+        self.known_paths = {}      # id -> (function, its path): ``WholeReads.pass_by_path``
         self.stored_of = {}
         self.recursion_groups = {} # what a runtime recursion calls (see ``Recursion``)
         self.active_calls = []     # the user function calls being inlined, as compared there

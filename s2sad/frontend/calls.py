@@ -49,6 +49,8 @@ class Calls:
         ``recurse=False``: inline even a call that recurses to a runtime depth
         (the body of the function such a call runs, see ``recursion.py``).
         """
+        if path is None:
+            path = self.known_path(fn)
         if recurse:
             return self.call_user_function(
                 fn, args, kwargs or {}, loc, self_value,
@@ -509,32 +511,6 @@ class Calls:
                                    None if hint is None else "%s_%d" % (hint, i))
                          for i, v in enumerate(value))
         return Const(value, path)
-
-    def read_whole(self, func, args, kwargs):
-        """A call evaluated while compiling reads its arguments whole: guard their contents.
-
-        A bound method (``self.cfg.get``) reads its object too.
-        """
-        for a in [func, *args, *kwargs.values()]:
-            for c in _consts_in(a):
-                if c.path is not None:
-                    self.guards.deepen(c.path, c.value)
-                    if isinstance(c.value, (types.MethodType, types.BuiltinMethodType)) \
-                            and c.path[-1:] != ("__func__",) and len(c.path) > 1:
-                        owner = getattr(c.value, "__self__", None)
-                        if owner is not None and not isinstance(owner, types.ModuleType):
-                            self.guards.deepen(c.path[:-1], owner)
-
-
-def _consts_in(a):
-    """The ``Const``s inside an abstract value (tuples and lists being built included)."""
-    if isinstance(a, Const):
-        return [a]
-    if isinstance(a, ListVal):
-        a = tuple(a.items)
-    if isinstance(a, tuple):
-        return [c for x in a for c in _consts_in(x)]
-    return []
 
 
 def _step(path, *steps):

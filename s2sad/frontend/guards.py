@@ -228,6 +228,12 @@ def classify(value):
         return ("type", t)
     if isinstance(value, Primitive):
         return ("prim", (t, value.key()))
+    key = getattr(t, "__s2sad_guard_key__", None)
+    key = key(value) if key is not None else None
+    if key is not None:
+        # an object of s2sad's own made anew per call (``grad(lambda ...)``), whose key is all
+        # that compiling read of it besides what it holds, which is read through paths
+        return ("key", (t, key))
     if isinstance(value, Cell):
         return ("type", t)
     if t is types.FunctionType:
@@ -352,6 +358,9 @@ def _test(i, path, kind, payload, ns):
     if kind == "prim":
         ns["t%d" % i], ns["v%d" % i] = payload
         return "(type(%s) is t%d and v.key() == v%d)" % (v, i, i)
+    if kind == "key":
+        ns["t%d" % i], ns["v%d" % i] = payload
+        return "(type(%s) is t%d and v.__s2sad_guard_key__() == v%d)" % (v, i, i)
     ns["o%d" % i] = payload
     if kind in _TESTS:
         return _TESTS[kind].format(read=read, o="o%d" % i)

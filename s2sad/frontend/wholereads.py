@@ -1,0 +1,71 @@
+"""Calls evaluated while compiling: what they read of their arguments, and how it is guarded.
+
+``len(self.cfg)`` or a helper called on constants reads its arguments whole,
+so their contents are guarded (``read_whole``).  A transform such as
+``s2sad.grad(fn)`` only wraps ``fn``; its result calls ``fn`` later in the
+program, where ``fn`` is inlined through the path it was read by
+(``pass_by_path``), so what it captured is guarded value by value instead.
+"""
+import types
+
+from ..ir.nodes import Const
+from .values import ListVal
+
+
+class WholeReads:
+    """Builder mixin: guards for calls evaluated while compiling."""
+
+    def read_whole(self, func, args, kwargs):
+        """A call evaluated while compiling reads its arguments whole: guard their contents.
+
+        A bound method (``self.cfg.get``) reads its object too.  A transform
+        (``s2sad.grad``) only wraps the function it is given: see ``pass_by_path``.
+        """
+        if args and getattr(func.value, "__s2sad_wraps_fn__", False) \
+                and self.pass_by_path(args[0]):
+            args = args[1:]
+        for a in [func, *args, *kwargs.values()]:
+            for c in _consts_in(a):
+                if c.path is not None:
+                    self.guards.deepen(c.path, c.value)
+                    if isinstance(c.value, (types.MethodType, types.BuiltinMethodType)) \
+                            and c.path[-1:] != ("__func__",) and len(c.path) > 1:
+                        owner = getattr(c.value, "__self__", None)
+                        if owner is not None and not isinstance(owner, types.ModuleType):
+                            self.guards.deepen(c.path[:-1], owner)
+
+    def pass_by_path(self, fn):
+        """Let a plain function read through a path, handed to a transform evaluated while
+        compiling, keep that path where the transform's result calls it.
+
+        ``s2sad.grad(fn)`` inside compiled code (``hvp``'s, ``jacfwd(grad(f))``)
+        is made while compiling and has no path of its own, so what ``fn``
+        captured was guarded whole, its arrays by identity: a new
+        ``lambda w: loss(w, x)`` with a new ``x`` compiled again on every call.
+        The transform only wraps ``fn`` and calls it, so where that call is
+        inlined (``call_function`` with no path, ``known_path``) ``fn``'s path
+        is used: its code is guarded (``lift``), its cells and defaults are
+        read or guarded one by one, and its arrays are read on every call.
+        True where so.
+        """
+        if not isinstance(fn, Const) or fn.path is None \
+                or type(fn.value) is not types.FunctionType:
+            return False
+        self.known_paths[id(fn.value)] = (fn.value, fn.path)
+        return True
+
+    def known_path(self, fn):
+        """The path ``fn`` was handed to a transform by (``pass_by_path``), or None."""
+        known = self.known_paths.get(id(fn))
+        return known[1] if known is not None and known[0] is fn else None
+
+
+def _consts_in(a):
+    """The ``Const``s inside an abstract value (tuples and lists being built included)."""
+    if isinstance(a, Const):
+        return [a]
+    if isinstance(a, ListVal):
+        a = tuple(a.items)
+    if isinstance(a, tuple):
+        return [c for x in a for c in _consts_in(x)]
+    return []

@@ -1,0 +1,148 @@
+"""Second-order transforms of a closure made anew per call, over new data each time.
+
+``s2sad.hvp(lambda w: loss(w, x), w, v)`` in a loop over batches, or
+``jvp(grad(lambda ...))`` and ``hessian(lambda ...)``, make a new function per
+call capturing a new ``x``.  The code compiled for the first call serves the
+others (its arrays are read on every call, what else it captured is guarded),
+and every value is checked against central differences of the closed-form
+gradient, so a stale capture would fail here.
+"""
+import numpy as np
+import pytest
+
+import s2sad
+from s2sad.driver import caches
+
+from gradcheck import fd_directional
+
+pytestmark = pytest.mark.filterwarnings("error::UserWarning")
+
+
+def loss(w, x, k):
+    return k * np.sum(np.tanh(x @ w) ** 2)
+
+
+def loss_grad(w, x, k):
+    """``loss``'s gradient in ``w``, by hand."""
+    t = np.tanh(x @ w)
+    return k * x.T @ (2 * t * (1 - t * t))
+
+
+def fd_hessian(w, x, k, eps=1e-6):
+    cols = [fd_directional(lambda u: loss_grad(u, x, k), w, e, eps) for e in np.eye(w.size)]
+    return np.stack(cols, axis=1)
+
+
+@pytest.fixture
+def compiles(monkeypatch):
+    """How many entries the compile caches have taken since the test started."""
+    count = [0]
+    real = caches.GradCache.put
+
+    def put(self, *args, **kwargs):
+        count[0] += 1
+        return real(self, *args, **kwargs)
+    monkeypatch.setattr(caches.GradCache, "put", put)
+    s2sad.clear_caches()
+    return count
+
+
+TRANSFORMS = {
+    "hvp": (lambda f, w, v: s2sad.hvp(f, w, v),
+            lambda w, v, x, k: fd_directional(lambda u: loss_grad(u, x, k), w, v)),
+    "jvp of grad": (lambda f, w, v: s2sad.jvp(s2sad.grad(f), w, v)[1],
+                    lambda w, v, x, k: fd_directional(lambda u: loss_grad(u, x, k), w, v)),
+    "hessian": (lambda f, w, v: s2sad.hessian(f)(w),
+                lambda w, v, x, k: fd_hessian(w, x, k)),
+    "jacfwd of grad": (lambda f, w, v: s2sad.jacfwd(s2sad.grad(f))(w),
+                       lambda w, v, x, k: fd_hessian(w, x, k)),
+    "value_and_grad": (lambda f, w, v: s2sad.value_and_grad(f)(w)[1],
+                       lambda w, v, x, k: loss_grad(w, x, k)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TRANSFORMS))
+def test_a_new_closure_over_new_data_compiles_once_and_reads_its_data(name, compiles):
+    transform, expected = TRANSFORMS[name]
+    rng = np.random.default_rng(3)
+    w, v = rng.normal(size=3), rng.normal(size=3)
+    for step in range(4):
+        x = rng.normal(size=(5, 3))
+        k = 1.5
+
+        got = transform(lambda u: loss(u, x, k), w, v)
+        np.testing.assert_allclose(got, expected(w, v, x, k), rtol=1e-6, atol=1e-7)
+    assert compiles[0] == 1, "%s compiled %d times for 4 calls" % (name, compiles[0])
+
+
+@pytest.mark.parametrize("name", sorted(TRANSFORMS))
+def test_a_captured_number_that_changes_is_seen(name, compiles):
+    transform, expected = TRANSFORMS[name]
+    rng = np.random.default_rng(4)
+    w, v, x = rng.normal(size=3), rng.normal(size=3), rng.normal(size=(5, 3))
+    for k in (1.0, -2.0, 0.5):
+        got = transform(lambda u: loss(u, x, k), w, v)
+        np.testing.assert_allclose(got, expected(w, v, x, k), rtol=1e-6, atol=1e-7)
+
+
+def make_loss(k):
+    def scaled_loss(w, x):
+        return loss(w, x, k)
+    return scaled_loss
+
+
+LOSS = make_loss(2.0)
+
+
+def grad_norm(w, x):
+    """A gradient taken inside compiled code of a global function (read through its path)."""
+    return np.sum(s2sad.grad(LOSS)(w, x) ** 2)
+
+
+def grad_norm_by_hand(w, x, k):
+    return np.sum(loss_grad(w, x, k) ** 2)
+
+
+def test_a_global_function_rebound_to_another_capture_is_seen(compiles):
+    global LOSS
+    rng = np.random.default_rng(5)
+    w, x = rng.normal(size=3), rng.normal(size=(5, 3))
+    g = s2sad.grad(grad_norm)
+    try:
+        for k in (2.0, 3.0, -1.0):
+            LOSS = make_loss(k)
+            for _ in range(2):
+                x = rng.normal(size=(5, 3))
+                u = rng.normal(size=3)
+                np.testing.assert_allclose(
+                    s2sad.jvp(lambda w: grad_norm(w, x), w, u)[1],
+                    fd_directional(lambda w: grad_norm_by_hand(w, x, k), w, u),
+                    rtol=1e-6, atol=1e-7)
+                np.testing.assert_allclose(
+                    g(w, x), [fd_directional(lambda w: grad_norm_by_hand(w, x, k), w, e)
+                              for e in np.eye(3)], rtol=1e-6, atol=1e-7)
+    finally:
+        LOSS = make_loss(2.0)
+    # one program per captured number, each serving two batches, for each transform
+    assert compiles[0] == 6, compiles[0]
+
+
+def test_a_global_function_redefined_is_seen(compiles):
+    global LOSS
+    rng = np.random.default_rng(6)
+    w, x = rng.normal(size=3), rng.normal(size=(5, 3))
+    g = s2sad.grad(grad_norm)
+    try:
+        first = g(w, x)
+
+        def LOSS(w, x):     # noqa: F811 (rebinding the global is the test)
+            return np.sum(np.sin(x @ w))
+        second = g(w, x)
+    finally:
+        LOSS = make_loss(2.0)
+    np.testing.assert_allclose(first, [fd_directional(lambda w: grad_norm_by_hand(w, x, 2.0), w, e)
+                                       for e in np.eye(3)], rtol=1e-6, atol=1e-7)
+    c = np.cos(x @ w)
+    s = np.sin(x @ w)
+    # d/dw |x.T cos(xw)|^2 = -2 x.T (s * (x (x.T c)))
+    np.testing.assert_allclose(second, -2 * x.T @ (s * (x @ (x.T @ c))), rtol=1e-10)
