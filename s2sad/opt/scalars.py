@@ -2,8 +2,8 @@
 
 A NumPy-scalar input (spec ``npscalar``: ``np.float64(2.0)``) is 0-d at every
 call its compiled code serves, and so is a Python number constant, a loop's
-index, an elementwise op of 0-d operands, a full reduction and a zero or copy
-shaped like a 0-d value.  Scalar code (an ODE stepped in a loop) then needs
+index, an item of a shape, an elementwise op of 0-d operands, a full
+reduction, a scalar loss's seed and a zero or copy shaped like a 0-d value.  Scalar code (an ODE stepped in a loop) then needs
 none of the shape bookkeeping reverse mode writes for arrays:
 ``unbroadcast(d, x)`` and ``broadcast_like(d, x)`` of two 0-d values are
 ``d``, and a loop's ``accumulate_at(acc, ..., d)`` into a 0-d accumulator is
@@ -81,6 +81,8 @@ def _scan(ops, known, pushed):
                 known.update(o.id for o, v in zip(op.outs, values) if _zero_d(v, known))
         elif len(op.outs) == 1 and not op.regions and _makes_0d(op, known):
             known.add(op.outs[0].id)
+        elif len(op.outs) == 1 and op.prim.name == "Shape":
+            known.add(("shape", op.outs[0].id))     # a tuple: its int items are 0-d
 
 
 def _loop(op, known, pushed):
@@ -118,6 +120,10 @@ def _makes_0d(op, known):
         return k < len(args) and _zero_d(args[k], known)
     if isinstance(p, (C.HoistedShape, C.NewAccumulator, C.AccumulateAt)):
         return _zero_d(args[0], known)
+    if p.name in ("ReductionSeed", "MeanSeed"):     # a scalar loss's seed
+        return True
+    if p.name == "GetItem" and isinstance(args[0], Var) and ("shape", args[0].id) in known:
+        return isinstance(args[1], Const) and type(args[1].value) is int   # a Python int
     if isinstance(p, _Reduce):      # a reduction over every axis, without keeping them
         axis = args[1] if len(args) > 1 else Const(())
         every = isinstance(axis, Const) and (axis.value is None or isinstance(axis.value, tuple) and not axis.value)

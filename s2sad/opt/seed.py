@@ -71,24 +71,31 @@ def restore_unfolded(func):
 
 
 def seed_without_reduction(func):
-    """``OnesLike(out)`` for ``out`` a full sum or mean of ``v`` (negated or not): ``ReductionSeed(v)``.
+    """``OnesLike(out)`` for ``out`` a full sum or mean of ``v``, negated or scaled by
+    numbers or not (``-np.sum(y * logp) / x.shape[0]``): ``ReductionSeed(v)``.
 
     The default seed of a scalar loss only needs the loss's dtype, which a
     full ``sum``/``mean`` takes from ``v``: the forward sweep no longer
-    computes the reduction (nor its negation) when nothing else reads it.
+    computes the reduction (nor what negates or scales it) when nothing else
+    reads it.  A division can make the loss of an integer ``v`` a float where
+    the seed stays an integer 1; the division's rule, the first the seed
+    meets, makes the same float of it.
     """
     from ..ops.operations import array_ops as A
     from ..ops.operations import math_ops as M
     # names the dropped values would have had, for their adjoints' names
-    names = {M.Neg: "neg", M.ReduceSum: "reduce_sum", M.ReduceMean: "reduce_mean"}
+    names = {M.Neg: "neg", M.RealDiv: "real_div", M.Mul: "mul", M.ReduceSum: "reduce_sum",
+             M.ReduceMean: "reduce_mean"}
     defs = {op.outs[0].id: op for op in func.body if len(op.outs) == 1}
     for op in func.body:    # the seed is made at top level, never inside a region
         if not isinstance(op.prim, A.OnesLike) or not isinstance(op.args[0], Var):
             continue
         chain = [defs.get(op.args[0].id)]
-        while chain[-1] is not None and type(chain[-1].prim) is M.Neg \
-                and isinstance(chain[-1].args[0], Var):
-            chain.append(defs.get(chain[-1].args[0].id))
+        while chain[-1] is not None:
+            inner = _scaled(chain[-1], defs)
+            if inner is None:
+                break
+            chain.append(defs.get(inner.id))
         r = chain[-1]
         if r is None or type(r.prim) not in (M.ReduceSum, M.ReduceMean) or r.prim.keep_dims \
                 or not isinstance(r.args[0], Var) \
@@ -100,6 +107,36 @@ def seed_without_reduction(func):
         kind = "sum" if type(r.prim) is M.ReduceSum else "mean"
         op.prim, op.args = A.ReductionSeed(kind), [r.args[0]]
     return func
+
+
+def _scaled(op, defs):
+    """The Var ``v`` when ``op`` is ``-v``, ``v / w``, ``v * w`` or ``w * v`` for a number ``w``
+    (a Python number constant, or an item of a shape): its seed's dtype is ``v``'s
+    but for a division (``seed_without_reduction``); else None."""
+    from ..ops.operations import math_ops as M
+    args = op.args
+    if type(op.prim) is M.Neg:
+        return args[0] if isinstance(args[0], Var) else None
+    if type(op.prim) is M.RealDiv and len(args) == 2 and _number(args[1], defs):
+        return args[0] if isinstance(args[0], Var) else None
+    if type(op.prim) is M.Mul and len(args) == 2:
+        for v, w in ((args[0], args[1]), (args[1], args[0])):
+            if isinstance(v, Var) and _number(w, defs):
+                return v
+    return None
+
+
+def _number(w, defs):
+    """A Python int or float known while compiling, or an item of an array's shape."""
+    from ..ops.operations import array_ops as A
+    if isinstance(w, Const):
+        return type(w.value) in (int, float)
+    item = defs.get(w.id) if isinstance(w, Var) else None
+    if item is None or type(item.prim) is not A.GetItem or not isinstance(item.args[1], Const) \
+            or type(item.args[1].value) is not int or not isinstance(item.args[0], Var):
+        return False
+    shape = defs.get(item.args[0].id)
+    return shape is not None and type(shape.prim) is A.Shape
 
 
 def seed_each_of_mean(func):

@@ -159,3 +159,61 @@ def test_reduction_seed_is_ones_of_the_reductions_dtype(x, kind):
     want = np.ones_like(getattr(np, kind)(x))
     assert np.shape(got) == () and np.asarray(got).dtype == np.asarray(want).dtype
     assert got == 1
+
+
+# --------------------------------------- a sum or mean negated and scaled by numbers
+def cross_entropy(w, x, y):
+    z = x @ w
+    logp = z - np.log(np.sum(np.exp(z), axis=1, keepdims=True))
+    return -np.sum(y * logp) / x.shape[0]
+
+
+def half_squares(w, x, y):
+    return 0.5 * np.sum((x @ w - y) ** 2)
+
+
+def tripled(w, x, y):
+    return np.sum(np.tanh(x @ w) * y) * 3
+
+
+def halved_mean(w, x, y):
+    return -np.mean(np.sin(x @ w) + y) / 2.0
+
+
+@pytest.mark.parametrize("loss", [cross_entropy, half_squares, tripled, halved_mean],
+                         ids=lambda f: f.__name__)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_seed_of_a_scaled_reduction_skips_the_loss(loss, dtype):
+    rng = np.random.default_rng(21)
+    args = tuple(a.astype(dtype) for a in (rng.standard_normal((3, 4)),
+                                            rng.standard_normal((5, 3)),
+                                            rng.standard_normal((5, 4))))
+    got, src, want, src0 = both(lambda: ops.GradOperation()(loss), args)
+    assert got.dtype == want.dtype == dtype
+    np.testing.assert_allclose(got, want, rtol=1e-12 if dtype == np.float64 else 1e-6)
+    if dtype == np.float64:
+        np.testing.assert_allclose(got, numeric_grad(loss, args, 0), rtol=1e-6, atol=1e-9)
+    # the forward no longer computes the loss: its reduction, sign and scale are gone
+    fwd, fwd0 = (s.split("# -- backward sweep --")[0] for s in (src, src0))
+    assert "xp.ones_like(" in src0 and "xp.ones_like(" not in src, src
+    assert len(_statements(fwd)) <= len(_statements(fwd0)) - 2, src
+
+
+def test_value_and_grad_of_a_scaled_sum_still_returns_the_loss():
+    rng = np.random.default_rng(22)
+    args = (rng.standard_normal((3, 4)), rng.standard_normal((5, 3)),
+            np.eye(4)[rng.integers(0, 4, 5)])
+    got, src, want, src0 = both(lambda: s2sad.value_and_grad(cross_entropy), args)
+    assert_same(got, want)
+    np.testing.assert_allclose(got[0], cross_entropy(*args), rtol=1e-14)
+
+
+def test_a_scale_that_is_not_a_number_keeps_the_loss():
+    rng = np.random.default_rng(23)
+    w, x, y = rng.standard_normal((3, 4)), rng.standard_normal((5, 3)), rng.standard_normal(4)
+
+    def by_array(w, x, y):      # y.sum() is a runtime value: its dtype could change the loss's
+        return np.sum(np.tanh(x @ w)) / y.sum()
+    got, src, want, src0 = both(lambda: ops.GradOperation()(by_array), (w, x, y))
+    assert_same(got, want)
+    assert "xp.ones_like(" in src, src
