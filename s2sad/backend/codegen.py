@@ -6,16 +6,13 @@ grouped under ``# line N: <source>`` comments that point at the user's file.
 import os
 import re
 
-import numpy as np
-
 from ..opt.liveness import body_releases, peak_in_place, read_after, releases, schedule
 from ..ir.nodes import Var, Const, leaves, use_counts
 from ..ops.operations import array_ops as A
+from .literals import (is_literal as _is_literal, literal as _literal,
+                       subscript_part as _subscript_part)
 from .namer import Namer
 from ..runtime import UNDEFINED
-
-_LITERAL_TYPES = (bool, int, float, str, type(None))
-
 
 def _writes_in_place(op):
     return op.prim.ufunc is not None and not op.regions and len(op.outs) == 1
@@ -43,46 +40,6 @@ class Constants:
 
     def namespace(self):
         return {"_k%d" % i: v for i, v in enumerate(self.values)}
-
-
-def _is_literal(v):
-    if type(v) in _LITERAL_TYPES:
-        return not (isinstance(v, float) and not np.isfinite(v))
-    if type(v) in (tuple, list):
-        return all(_is_literal(x) for x in v)
-    if type(v) is slice:
-        return all(_is_literal(x) for x in (v.start, v.stop, v.step))
-    return v is Ellipsis
-
-
-def _literal(v):
-    if type(v) is list:
-        return "[%s]" % ", ".join(_literal(x) for x in v)
-    if type(v) is tuple:
-        inner = ", ".join(_literal(x) for x in v)
-        return "(%s,)" % inner if len(v) == 1 else "(%s)" % inner
-    if type(v) is slice:
-        return "slice(%s, %s, %s)" % (_literal(v.start), _literal(v.stop), _literal(v.step))
-    if v is Ellipsis:
-        return "Ellipsis"
-    text = repr(v)
-    if isinstance(v, (int, float)) and not isinstance(v, bool) and v < 0:
-        text = "(%s)" % text
-    return text
-
-
-def _subscript_part(v, render):
-    if isinstance(v, Const) and type(v.value) is slice:
-        s = v.value
-        parts = ["" if s.start is None else _literal(s.start),
-                 "" if s.stop is None else _literal(s.stop)]
-        text = ":".join(parts)
-        if s.step is not None:
-            text += ":" + _literal(s.step)
-        return text
-    if isinstance(v, Const) and v.value is Ellipsis:
-        return "..."
-    return render(v)
 
 
 def _targets(shape, names, top=True):

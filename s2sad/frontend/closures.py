@@ -118,11 +118,17 @@ class Closures:
 
     # ------------------------------------------------------------ partial/map
     def call_special(self, f, args, kwargs, loc):
-        """``functools.partial``, ``map`` and friends applied to abstract values."""
+        """``functools.partial``, ``map``, ``slice`` and friends applied to abstract values."""
         if f in (int, float, bool) and len(args) == 1 and not kwargs and isinstance(args[0], Var):
             from ..ir import control as C
             self.check_concrete(args[0], "%s(...)" % f.__name__, loc)
             return self.emit(C.PyCast(f.__name__), [args[0]], loc)
+        if f is slice and not kwargs and 1 <= len(args) <= 3:
+            # ``slice(i * n, (i + 1) * n)`` of runtime bounds, as ``x[i * n:(i + 1) * n]`` makes
+            from ..ir import control as C
+            parts = [Const(None)] + list(args) + [Const(None)] if len(args) == 1 else \
+                list(args) + [Const(None)] * (3 - len(args))
+            return self.emit(C.MakeSlice(), parts[:3], loc)
         if f is functools.partial:
             if not args:
                 raise CompileError("partial() needs a function", loc)
