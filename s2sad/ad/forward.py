@@ -287,18 +287,23 @@ def split_primal(func, t_params):
     primal function takes ``func``'s inputs and returns ``(out, saved)``, the
     values the tangent part reads; the tangent function takes ``saved`` then
     the tangents ``t_params`` and returns the output's tangent.  ``None`` (run ``func``
-    whole) when an op has regions or state (stacks, random numbers): only
-    straight-line, stateless code is split.  The ops of a user function's
-    call are written inline in both parts (a call split in two is no call).
+    whole) when an op has regions, or has state (a random draw, a print, a
+    check) and reads a tangent: only straight-line code is split.  An op with
+    state that reads no tangent is a primal one, run once however many basis
+    vectors follow: one draw per call, as a single evaluation makes.  The ops
+    of a user function's call are written inline in both parts (a call split
+    in two is no call).
     """
     dependent = {v.id for v in t_params}
     primal, tangent = [], []
     for op in func.body:
-        if op.regions or op.prim.stateful or isinstance(op.prim, C.ControlOp):
+        if op.regions or isinstance(op.prim, C.ControlOp):
             return None
         if op.frame is not None:
             op = Op(op.prim, op.args, op.outs, op.loc, op.origin)
         if any(isinstance(a, Var) and a.id in dependent for a in leaves(tuple(op.args))):
+            if op.prim.stateful:
+                return None
             tangent.append(op)
             dependent.update(o.id for o in op.outs)
         else:

@@ -14,6 +14,7 @@ import numpy as np
 from ..errors import CompileError
 from ..frontend.guards import read_path
 from ..nn.cell import Cell
+from ..runtime.rt_stats import scalar_output_message, scalar_output_problem
 from ..runtime.xarrays import library_of
 from ..tensor import Tensor, _wrap as _tensor_of
 
@@ -112,16 +113,9 @@ def aux_bare(out):
 
 def check_scalar(out, api, alternative, what="its output"):
     """Raise unless ``out`` is a single value of one element."""
-    if isinstance(out, tuple):
-        found = "is a tuple of %d outputs" % len(out)
-    elif np.size(raw(out)) != 1:
-        found = "has shape %s" % list(np.shape(raw(out)))
-    else:
-        return
-    raise ValueError(
-        "For '%s', the function must return a scalar, but %s %s; reduce it first (for "
-        "example return out.sum()) or use '%s' for the full Jacobian"
-        % (api, what, found, alternative))
+    problem = scalar_output_problem(out)
+    if problem is not None:
+        raise ValueError(scalar_output_message(api, problem, alternative, what))
 
 
 def leaves_of(x):

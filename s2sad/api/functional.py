@@ -321,7 +321,16 @@ value_and_grad.__s2sad_takes_inputs_whole__ = True
 value_and_grad.__s2sad_wraps_fn__ = True
 
 
-def _make_grad(fn, positions, single, weights, has_aux, with_value, holomorphic=False):
+def scalar_grad(fn, grad_position, api):
+    """``grad(fn, grad_position)`` for ``api`` (``hessian``), whose compiled code checks
+    that ``fn`` returns one element where it computes the output: ``fn`` need not
+    run eagerly on every call for the check.  Not memoized: ``grad(fn)`` stays as it is."""
+    positions, single = normalize_positions(grad_position, api)
+    return _make_grad(fn, positions, single, None, False, False, scalar_output=api)
+
+
+def _make_grad(fn, positions, single, weights, has_aux, with_value, holomorphic=False,
+               scalar_output=None):
     if not callable(fn):
         raise TypeError("'fn' must be a function or a Cell, but got %s" % type(fn).__name__)
     mode = _mode(positions, weights)
@@ -332,6 +341,7 @@ def _make_grad(fn, positions, single, weights, has_aux, with_value, holomorphic=
     else:
         gf = selected_grad_function(fn, has_aux, weights, positions, mode, single=single)
     gf.holomorphic = holomorphic
+    gf.scalar_output = scalar_output
     aux_outputs = aux_outputs_of["value_and_grad" if with_value else "grad"]
 
     def tree_grad(args, inspect_only=False):

@@ -81,6 +81,9 @@ class GradFunction:
     #: ``grad(fn, holomorphic=True)``: a complex output is differentiated as a
     #: holomorphic function's (its complex derivative), not refused
     holomorphic = False
+    #: ``hessian``'s gradient: the output is checked to have one element where the
+    #: compiled code computes it (``driver/nested.py``), named after this API
+    scalar_output = None
 
     def __s2sad_stage__(self, builder, args, kwargs, loc, path):
         """Called inside differentiated code: the frontend stages it (higher order)."""
@@ -100,7 +103,7 @@ class GradFunction:
         op = self.grad_op
         names = getattr(self, "user_names", None)
         return (op.get_all, op.get_by_list, op.sens_param, self.with_value, self.head_only,
-                self.holomorphic, getattr(self, "positions", None),
+                self.holomorphic, self.scalar_output, getattr(self, "positions", None),
                 getattr(self, "single", None), None if names is None else tuple(names))
 
     def __init__(self, fn, weights, grad_op, with_value=False, head_only=False):

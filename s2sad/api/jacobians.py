@@ -17,7 +17,8 @@ from ..errors import S2SADError
 from ..backend.namespaces import library_of
 from .args import (as_like, aux_bare, check_aux_output, check_has_aux, check_scalar,
                    is_tensor_like, leaves_of, raw, target_of, wrap_out)
-from .functional import Positions, grad, normalize_positions, selected_grad_function
+from .functional import (Positions, grad, normalize_positions, scalar_grad,
+                         selected_grad_function)
 from .packing import arrangement, take_at
 from . import trees as T
 from .pytree import tree_structure
@@ -179,6 +180,8 @@ def _forward_columns(entry, flat, extra, xs, has_aux):
         def run(tangents):
             return value, tangent_fn(*saved, *tangents)
     else:
+        _refuse_draws(entry, sum(x.size for x in xs), "jacfwd' or 'hessian", "input")
+
         def run(tangents):
             return entry.fn(*flat, *extra, *tangents)
     out, columns = None, []
@@ -201,6 +204,19 @@ def _forward_columns(entry, flat, extra, xs, has_aux):
             cols.append([np.asarray(t) for t in leaves_of(t_out)])
         columns.append([np.stack(leaf) for leaf in zip(*cols)])
     return out, columns
+
+
+def _refuse_draws(entry, runs, api, what):
+    """Refuse a Jacobian that would run ``entry`` ``runs`` times (once per ``what``
+    element) when its program draws random numbers or writes a Parameter: each row
+    would come from another draw, with nothing to say so."""
+    if runs > 1 and entry.draws():
+        raise ValueError(
+            "For '%s', the function draws random numbers (or writes a Parameter), and this "
+            "Jacobian runs it once per %s element: each row would come from another draw. "
+            "Draw outside the function and pass the numbers in as an argument%s"
+            % (api, what, "" if what == "output" else ", or keep the draw out of loops and "
+                "branches (straight-line code is run once)"))
 
 
 #: elements of one example's largest value times basis vectors pushed at once:
@@ -277,6 +293,9 @@ def jacrev(fn: Callable[..., Any], grad_position: Positions = 0,
                 leaves[li] = as_like(o, e.reshape(o_arr.shape))
                 sens = _rebuild(head, iter(leaves))
                 g = gf(sel, rest_args, layout, sens)
+                if not rows and not per_out:
+                    _refuse_draws(gf.last, sum(np.size(raw(o)) for o in out_leaves), "jacrev",
+                                  "output")
                 rows.append([np.asarray(raw(x)) for x in g])
             per_p = []
             for k, p in enumerate(positions):
@@ -327,7 +346,7 @@ def hessian(fn: Callable[..., Any], grad_position: Positions = 0) -> Callable[..
     reduce it (``.sum()``) or use ``jacrev``/``jacfwd``.
     """
     positions, single = normalize_positions(grad_position, "hessian")
-    inner = grad(fn, grad_position)
+    inner = scalar_grad(fn, grad_position, "hessian")
     if inspect.isfunction(fn):      # generated code named after ``fn``, not grad's wrapper
         _named_after(inner, fn)
         inner.__s2sad_gradients__ = 1
@@ -338,8 +357,7 @@ def hessian(fn: Callable[..., Any], grad_position: Positions = 0) -> Callable[..
             return _tree_hessian(fn, positions, single, args)
         _check_jac_args(args, positions, "hessian")
         refuse_unfit_inputs(fn, args, "hessian", python_only=True)
-        check_scalar(fn(*args), "hessian", "jacrev")
-        return outer(*args)
+        return outer(*args)     # its code checks that fn's output is one element
 
     def stage(builder, args, kwargs, loc, path):
         return S.stage_hessian(builder, Const(fn), lambda i: grad(fn, i), positions, single, args,

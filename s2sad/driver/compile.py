@@ -40,6 +40,14 @@ class Compiled:
     def __init__(self, **kw):
         self.__dict__.update(kw)
 
+    def draws(self):
+        """Whether a run draws random numbers or writes a Parameter (``Primitive.draws``):
+        running the program again is not running the same program."""
+        found = self.__dict__.get("_draws")
+        if found is None:
+            found = self._draws = any(op.prim.draws for op in walk_ops(self.grad_ir.body))
+        return found
+
 
 def _gradients_of(what, t):
     """``what`` ("gradient", ...) of the user's function, through the gradients it wraps.

@@ -15,6 +15,8 @@ from ..errors import CompileError
 from ..ir.nodes import Var, Const, Func, Op, leaves, map_structure, walk_ops
 from ..ir.primitive import complex_mode
 from ..ir import control as C
+from ..ops.operations import runtime_ops as R
+from .. import runtime as rt
 from ..frontend import resolve
 from ..frontend.calls import _step
 from ..frontend.values import ListVal, is_const, const_value
@@ -89,6 +91,7 @@ def stage_gradient(b, gf, args, kwargs, loc, gf_path=None):
     finally:
         b.ops = saved
     check_result(result, loc)
+    _check_scalar_output(gf, result, body, loc)
     which = gf._which_inputs()
     groups = [[v for v in leaves(a) if isinstance(v, Var)] for a in inner]
     _check_selected(b, gf, inner, loc)
@@ -210,6 +213,19 @@ def _shaped(gf, inner, groups, wrt_in, which, grads):
     if op.get_all:
         return tuple(per_arg)
     return per_arg[0] if per_arg else ()
+
+
+def _check_scalar_output(gf, result, body, loc):
+    """For a gradient whose function must return a scalar (``hessian``'s): a tuple
+    is refused now, a known value checked now, a runtime one where it is computed."""
+    api = getattr(gf, "scalar_output", None)
+    if api is None:
+        return
+    if isinstance(result, tuple) or is_const(result):
+        value = result if isinstance(result, tuple) else const_value(result)
+        rt.check_scalar_output(value, api, "jacrev")
+    elif isinstance(result, Var):
+        body.append(Op(R.CheckScalarOutput(api, "jacrev"), [result], [], loc))
 
 
 def _as_tuples(value):

@@ -118,6 +118,9 @@ class Primitive:
     num_outputs = 1
     differentiable = True
     stateful = False
+    #: a stateful op whose runs differ (a random draw, a Parameter written): a transform
+    #: that runs a program more than once per call cannot run it whole again
+    draws = False
     #: values of trailing inputs a call may leave out (``ReduceSum()(x)`` -> axis ``()``)
     input_defaults = ()
     num_inputs = None

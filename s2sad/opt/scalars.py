@@ -20,7 +20,8 @@ from .shapes import _replace_block
 
 
 def scalar_shapes(func):
-    """Drop broadcasts between 0-d values; accumulate 0-d gradients by addition."""
+    """Drop broadcasts between 0-d values and checks that a 0-d output is one element;
+    accumulate 0-d gradients by addition."""
     from ..ops.operations import array_ops as A
     from ..ops.operations import math_ops as M
     from ..ir.control import AccumulateAt
@@ -41,11 +42,24 @@ def scalar_shapes(func):
     subst = {}
     _replace_block(func.body, subst, replacement)
     func.result = substitute(func.result, subst)
+    _drop_scalar_checks(func, zero_d)
     for op in walk_ops(func.body):
         acc, index, d = op.args if isinstance(op.prim, AccumulateAt) else (None, None, None)
         if zero_d(acc) and zero_d(d) and isinstance(index, Const) and index.value is Ellipsis:
             op.prim, op.args = M.Add(), [acc, d]     # a new 0-d value, no array to add into
     return func
+
+
+def _drop_scalar_checks(func, zero_d):
+    """Drop the run-time checks that an output has one element where it is known 0-d
+    (made at top level, in the forward sweep: ``driver/nested.py``)."""
+    keep = [not (op.prim.name == "CheckScalarOutput" and zero_d(op.args[0]))
+            for op in func.body]
+    if all(keep):
+        return
+    if func.backward_start is not None:
+        func.backward_start = sum(keep[:func.backward_start])
+    func.body = [op for op, k in zip(func.body, keep) if k]
 
 
 def known_scalars(func):

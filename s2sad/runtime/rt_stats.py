@@ -36,6 +36,31 @@ def check_float_output(value):
                         % np.result_type(value))
 
 
+def scalar_output_problem(out):
+    """Why ``out`` is not one value of one element (``"has shape [3]"``), or None."""
+    if isinstance(out, tuple):
+        return "is a tuple of %d outputs" % len(out)
+    data = getattr(out, "_data", out)       # a Tensor's array
+    if np.size(data) != 1:
+        return "has shape %s" % list(np.shape(data))
+    return None
+
+
+def scalar_output_message(api, problem, alternative, what="its output"):
+    """The error of ``api`` (``hessian``) given a function whose output ``problem``."""
+    return ("For '%s', the function must return a scalar, but %s %s; reduce it first (for "
+            "example return out.sum()) or use '%s' for the full Jacobian"
+            % (api, what, problem, alternative))
+
+
+def check_scalar_output(value, api, alternative):
+    """Raise a ValueError unless ``value`` has one element: the output of a function
+    ``api`` needs a scalar of (``hessian``), checked where it is computed."""
+    problem = scalar_output_problem(value)
+    if problem is not None:
+        raise ValueError(scalar_output_message(api, problem, alternative))
+
+
 def check_real_output(value):
     """``value`` itself, unless it is complex: ``grad`` of a function with complex
     inputs needs a real-valued output, or ``holomorphic=True``."""

@@ -52,6 +52,8 @@ class PyCall(Primitive):
         if fn is builtins.print or fn is warnings.warn or \
                 fn is getattr(logging, self.name, None):
             self.num_outputs = 0                # a statement in generated code
+        else:
+            self.draws = True                   # a function of a random module
 
     def emit(self, *args):
         return _call_text(self.text, args, self.keywords, self.starred)
@@ -61,13 +63,15 @@ class PyCall(Primitive):
 
 
 class PyMethodCall(Primitive):
-    """``obj.name(*args, **kwargs)`` on every run (a random generator's method)."""
+    """``obj.name(*args, **kwargs)`` on every run (a random generator's method, or a
+    logger's)."""
     stateful = True
     differentiable = False
     formula = _NO_GRAD
 
     def __init__(self, name, keywords=(), starred=()):
         super().__init__(name=name, keywords=tuple(keywords), starred=tuple(starred))
+        self.draws = name not in _LOGGING
 
     def emit(self, obj, *args):
         return _call_text("%s.%s" % (obj, self.name), args, self.keywords, self.starred)
@@ -119,6 +123,22 @@ class CheckFloatOutput(Primitive):
         return "rt.check_float_output(%s)" % out
 
 
+class CheckScalarOutput(Primitive):
+    """The output of a function ``hessian`` differentiates, checked on every run to
+    have one element (``rt.check_scalar_output``); dropped where it is known 0-d
+    (``opt/scalars.py``), so a loss ending in a full sum or mean costs nothing."""
+    stateful = True
+    differentiable = False
+    num_outputs = 0
+    formula = _NO_GRAD
+
+    def __init__(self, api="hessian", alternative="jacrev"):
+        super().__init__(api=api, alternative=alternative)
+
+    def emit(self, out):
+        return "rt.check_scalar_output(%s, %r, %r)" % (out, self.api, self.alternative)
+
+
 class WriteParameter(Primitive):
     """``self.param = value`` (or ``ops.assign``) in compiled code, on every run:
     ``rt.assign_parameter(param, value)``.
@@ -129,6 +149,7 @@ class WriteParameter(Primitive):
     its value.
     """
     stateful = True
+    draws = True
     differentiable = False
     num_outputs = 0
     formula = "no gradient: writes a Parameter"
