@@ -365,13 +365,18 @@ class Expressions:
     def getitem(self, base, index, loc):
         if isinstance(base, TreeVal):
             return self.tree_item(base, index, loc)
+        kind = "tuple"
         if isinstance(base, ListVal):
             if is_const(index) and isinstance(const_value(index), slice):
                 return ListVal(base.items[const_value(index)], self.ops)
-            base = tuple(base.items)
+            base, kind = tuple(base.items), "list"
         if isinstance(base, tuple):
             if not is_const(index):
-                raise NeedsConstant("a tuple index must be known while compiling", loc)
+                raise NeedsConstant(
+                    "a %s index must be known while compiling; this one is a runtime value "
+                    "(a loop over range(x.shape[0]) runs at run time)" % kind, loc,
+                    hint="loop over range(len(...)) of the %s itself, which is known, or "
+                         "make it one array (np.stack) and index that" % kind)
             i = const_value(index)
             try:
                 return base[i]

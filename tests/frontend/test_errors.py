@@ -143,6 +143,23 @@ def test_runtime_tuple_index_points_at_the_line():
     assert_points_at(info.value, f_tuple_index_runtime)
 
 
+def f_list_index_runtime(x):
+    outs = [x, 2.0 * x]
+    total = 0.0
+    for t in range(x.shape[0] - 1):
+        total = total + np.sum(outs[t])  # <- here
+    return total
+
+
+def test_runtime_list_index_says_list_and_what_to_do():
+    with pytest.raises(CompileError) as info:
+        ops.GradOperation()(f_list_index_runtime)(np.ones(3))
+    text = str(info.value)
+    assert "a list index must be known while compiling" in text, text
+    assert "range(len(...)) of the list" in text and "np.stack" in text, text
+    assert_points_at(info.value, f_list_index_runtime)
+
+
 # -------------------------------------------------------- no gradient available
 def f_math_erf(x):
     return math.erf(x)  # <- here
