@@ -34,8 +34,8 @@ from . import trees as T
 from .trees import has_trees
 from .fastpath import PackedFastPath
 from .args import check_has_aux, target_of
-from .packing import arrangement, aux_outputs_of, keywords_as_positional, memoized, \
-    packed_function, select, take_at
+from .packing import arrangement, aux_outputs_of, blank_unread, keywords_as_positional, \
+    memoized, packed_function, select, take_at, unread_positions
 from ..tensor import Parameter
 
 #: ``grad_position`` of jacfwd, jacrev and hessian: one input's index, or several.
@@ -343,6 +343,7 @@ def _make_grad(fn, positions, single, weights, has_aux, with_value, holomorphic=
     gf.holomorphic = holomorphic
     gf.scalar_output = scalar_output
     aux_outputs = aux_outputs_of["value_and_grad" if with_value else "grad"]
+    unread = unread_positions(fn, positions)    # their numbers need no compile of their own
 
     def tree_grad(args, inspect_only=False):
         return _tree_grad(fn, positions, single, weights, has_aux, with_value, args,
@@ -352,6 +353,8 @@ def _make_grad(fn, positions, single, weights, has_aux, with_value, holomorphic=
         def value_and_grad_fn(*args, **kwargs):
             if kwargs:
                 args = keywords_as_positional(fn, args, kwargs, positions)
+            if unread:
+                args = blank_unread(args, unread)
             if has_trees(args):
                 return tree_grad(args)
             rest, layout = arrangement(positions, len(args))
@@ -365,6 +368,8 @@ def _make_grad(fn, positions, single, weights, has_aux, with_value, holomorphic=
         def grad_aux_fn(*args, **kwargs):
             if kwargs:
                 args = keywords_as_positional(fn, args, kwargs, positions)
+            if unread:
+                args = blank_unread(args, unread)
             if has_trees(args):
                 return tree_grad(args)
             rest, layout = arrangement(positions, len(args))
@@ -375,6 +380,8 @@ def _make_grad(fn, positions, single, weights, has_aux, with_value, holomorphic=
     def grad_fn(*args, **kwargs):
         if kwargs:
             args = keywords_as_positional(fn, args, kwargs, positions)
+        if unread:
+            args = blank_unread(args, unread)
         if has_trees(args):
             return tree_grad(args)
         rest, layout = arrangement(positions, len(args))

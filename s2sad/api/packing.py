@@ -10,6 +10,7 @@ indices, ``if``/``for`` over values known while compiling, and
 """
 from __future__ import annotations
 
+import dis
 import inspect
 import threading
 import types
@@ -50,6 +51,44 @@ def take_at(items, indices):
     for i in indices:
         out = (*out, items[i])
     return out
+
+
+#: names through which a function can read its locals without naming them
+_READS_LOCALS = frozenset(("locals", "vars", "eval", "exec", "_getframe", "currentframe",
+                           "super"))
+#: Python numbers and strings: constants compiled into the code, each value its own compile
+_CONSTANTS = (bool, int, float, complex, str)
+
+
+def unread_positions(fn, skip):
+    """Positions of ``fn``'s parameters that its code never reads (not in ``skip``).
+
+    ``grad(objective)(params, step)`` with an ``objective`` that ignores
+    ``step`` (autograd's examples pass the iteration to every objective)
+    compiled once per step: a Python number is a constant of the compiled
+    code.  A parameter the bytecode never loads, deletes or stores, that no
+    inner function captures, in a function that does not read its locals
+    another way, cannot change what the code computes, so ``blank_unread``
+    gives it one value.  ``()`` for anything but a plain function.
+    """
+    code = getattr(fn, "__code__", None)
+    if type(fn) is not types.FunctionType or code is None \
+            or _READS_LOCALS & set(code.co_names):
+        return ()
+    names = code.co_varnames[:code.co_argcount]
+    seen = set(code.co_cellvars)
+    for ins in dis.get_instructions(code):
+        if "FAST" in ins.opname:      # LOAD_FAST, LOAD_FAST_LOAD_FAST (names in a tuple)...
+            seen.update(ins.argval if isinstance(ins.argval, tuple) else (ins.argval,))
+    return tuple(i for i, n in enumerate(names) if n not in seen and i not in skip)
+
+
+def blank_unread(args, unread):
+    """``args`` with the Python numbers and strings at the ``unread`` positions as None."""
+    if not any(i < len(args) and type(args[i]) in _CONSTANTS for i in unread):
+        return args
+    return tuple(None if i in unread and type(a) in _CONSTANTS else a
+                 for i, a in enumerate(args))
 
 
 def _merge(sel, rest, layout):

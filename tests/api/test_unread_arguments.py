@@ -1,0 +1,96 @@
+"""A Python number passed to a parameter the function never reads compiles nothing new.
+
+autograd's examples call ``grad(objective)(params, step)`` with a new ``step``
+each iteration, and many objectives ignore it; a Python number is a constant
+of the compiled code, so each step compiled again.  A parameter the function's
+code never reads now gets one value (``packing.unread_positions``); every
+other number still compiles apart, and every result is checked against its
+closed form so that a value wrongly ignored would fail here.
+"""
+import numpy as np
+import pytest
+
+import s2sad
+from s2sad.driver import caches
+
+
+@pytest.fixture
+def compiles(monkeypatch):
+    count = [0]
+    real = caches.GradCache.put
+
+    def put(self, *args, **kwargs):
+        count[0] += 1
+        return real(self, *args, **kwargs)
+    monkeypatch.setattr(caches.GradCache, "put", put)
+    s2sad.clear_caches()
+    return count
+
+
+def ignores_step(w, step):
+    return np.sum(np.sin(w) * w)
+
+
+def ignores_step_with_aux(w, step, scale=1.0):
+    return np.sum(np.sin(w) * w) * scale, np.sum(w)
+
+
+def reads_step(w, step):
+    return np.sum(np.sin(w) * w) * step
+
+
+def step_in_a_closure(w, step):
+    def inner():
+        return step
+    return np.sum(np.sin(w) * w) * inner()
+
+
+def step_rebound(w, step):
+    step = 2.0
+    return np.sum(np.sin(w) * w) * step
+
+
+def step_through_locals(w, step):     # locals() is refused in compiled code; read all the same
+    return np.sum(np.sin(w) * w) * locals()["step"]
+
+
+def d_sin_times(w):
+    return np.sin(w) + w * np.cos(w)
+
+
+W = np.array([0.3, -1.1, 2.0])
+
+
+def test_an_unread_step_compiles_once(compiles):
+    g = s2sad.grad(ignores_step)
+    vg = s2sad.value_and_grad(ignores_step)
+    ga = s2sad.grad(ignores_step_with_aux, has_aux=True)
+    for step in range(5):
+        np.testing.assert_allclose(g(W, step), d_sin_times(W), rtol=1e-13)
+        value, grad = vg(W, step)
+        np.testing.assert_allclose(value, np.sum(np.sin(W) * W), rtol=1e-13)
+        np.testing.assert_allclose(grad, d_sin_times(W), rtol=1e-13)
+        grad, aux = ga(W, step, 2.0)
+        np.testing.assert_allclose(grad, 2.0 * d_sin_times(W), rtol=1e-13)
+        np.testing.assert_allclose(aux, np.sum(W), rtol=1e-13)
+    assert compiles[0] == 3, compiles[0]
+
+
+@pytest.mark.parametrize("fn, factor", [
+    (reads_step, lambda step: step), (step_in_a_closure, lambda step: step),
+    (step_rebound, lambda step: 2.0)],
+    ids=lambda v: getattr(v, "__name__", ""))
+def test_a_step_read_in_any_way_is_its_own_constant(fn, factor, compiles):
+    g = s2sad.grad(fn)
+    for step in (1, 2, 3):
+        np.testing.assert_allclose(g(W, step), factor(step) * d_sin_times(W), rtol=1e-13)
+
+
+def test_which_positions_are_unread():
+    from s2sad.api.packing import unread_positions
+    assert unread_positions(ignores_step, ()) == (1,)
+    assert unread_positions(ignores_step, (1,)) == ()
+    assert unread_positions(ignores_step_with_aux, ()) == (1,)
+    for fn in (reads_step, step_in_a_closure, step_rebound, step_through_locals):
+        assert unread_positions(fn, ()) == (), fn.__name__
+    assert unread_positions(np.sin, ()) == ()
