@@ -93,10 +93,31 @@ def read_later(info, name, at, after):
     if any(p > after for p in positions):
         return True
     start = (at.lineno, at.col_offset) if not isinstance(at, tuple) else at
-    for lo, hi in loops:
-        if lo <= start <= hi and any(lo <= p <= hi for p in positions):
+    for lo, hi, loop in loops:
+        if lo <= start <= hi and any(lo <= p <= hi for p in positions) \
+                and not _written_first(loop, name):
             return True
     return False
+
+
+def _written_first(loop, name):
+    """Whether each iteration of ``loop`` binds ``name`` anew before reading it: the
+    first statement of its body that names it is ``name = e`` with ``e`` not reading
+    it (and a ``while`` test does not read it), so a read in a later iteration reads
+    that new value, not the array written in place."""
+    if isinstance(loop, gast.While) and _names(loop.test, name, gast.Load):
+        return False
+    for stmt in loop.body:
+        if _names(stmt, name):
+            return isinstance(stmt, gast.Assign) and not _names(stmt.value, name) and any(
+                isinstance(t, gast.Name) and t.id == name for t in stmt.targets)
+    return False
+
+
+def _names(node, name, ctx=None):
+    """Whether ``name`` appears in ``node`` (in context ``ctx``, given)."""
+    return any(isinstance(n, gast.Name) and n.id == name and (ctx is None or isinstance(n.ctx, ctx))
+               for n in gast.walk(node))
 
 
 def read_outside(info, name, loop):
@@ -107,7 +128,7 @@ def read_outside(info, name, loop):
     outside = [p for p in reads.get(name, ()) if not lo <= p <= hi]
     if any(p > hi for p in outside):
         return True
-    return any(a <= lo and hi <= b and any(a <= p <= b for p in outside) for a, b in loops)
+    return any(a <= lo and hi <= b and any(a <= p <= b for p in outside) for a, b, _ in loops)
 
 
 def _index(info):
@@ -123,6 +144,7 @@ def _index(info):
             t = node.target      # ``v += e`` reads v too
             reads.setdefault(t.id, []).append((t.lineno, t.col_offset))
         elif isinstance(node, (gast.For, gast.While)):
-            loops.append(((node.lineno, node.col_offset), (node.end_lineno, node.end_col_offset)))
+            loops.append(((node.lineno, node.col_offset), (node.end_lineno, node.end_col_offset),
+                          node))
     info.reads_index = (reads, loops)
     return info.reads_index

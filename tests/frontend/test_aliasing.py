@@ -128,3 +128,27 @@ def test_a_view_made_inside_a_loop_is_followed_out_of_it():
     with pytest.raises(CompileError, match="'v \\*= ...' changes in place the array 'v' shares "
                                            "with 't'"):
         ops.GradOperation()(view_made_in_loop)(V)
+
+
+def rebound_each_iteration(x):
+    for i in range(3):
+        y = x * 2.0         # a new array each iteration: its read below is this one's
+        x = scale_in_place(y)
+    return np.sum(x * x)
+
+
+def read_next_iteration(x):
+    y = x * 2.0
+    for i in range(2):
+        w = y + 1.0         # the second time, the array scaled in place below
+        x = scale_in_place(y)
+    return w * x
+
+
+def test_a_loop_that_rebinds_the_sharer_first_writes_in_place():
+    """Each iteration binds ``y`` before reading it, so the later iterations' reads
+    are not of the array written in place (autograd's fluidsim example)."""
+    s2sad.check_grads(rebound_each_iteration, (V,))
+    with pytest.raises(CompileError, match="'a \\*= ...' changes in place the array 'a' shares "
+                                           "with 'y'"):
+        ops.GradOperation()(read_next_iteration)(V.copy())
