@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 
 import s2sad
-from s2sad.driver import caches
 
 from gradcheck import fd_directional
 
@@ -31,20 +30,6 @@ def loss_grad(w, x, k):
 def fd_hessian(w, x, k, eps=1e-6):
     cols = [fd_directional(lambda u: loss_grad(u, x, k), w, e, eps) for e in np.eye(w.size)]
     return np.stack(cols, axis=1)
-
-
-@pytest.fixture
-def compiles(monkeypatch):
-    """How many entries the compile caches have taken since the test started."""
-    count = [0]
-    real = caches.GradCache.put
-
-    def put(self, *args, **kwargs):
-        count[0] += 1
-        return real(self, *args, **kwargs)
-    monkeypatch.setattr(caches.GradCache, "put", put)
-    s2sad.clear_caches()
-    return count
 
 
 TRANSFORMS = {

@@ -11,20 +11,6 @@ import numpy as np
 import pytest
 
 import s2sad
-from s2sad.driver import caches
-
-
-@pytest.fixture
-def compiles(monkeypatch):
-    count = [0]
-    real = caches.GradCache.put
-
-    def put(self, *args, **kwargs):
-        count[0] += 1
-        return real(self, *args, **kwargs)
-    monkeypatch.setattr(caches.GradCache, "put", put)
-    s2sad.clear_caches()
-    return count
 
 
 def ignores_step(w, step):
