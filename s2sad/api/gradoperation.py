@@ -39,8 +39,6 @@ class GradOperation:
     #: Applied inside code being compiled, it is called then with the Parameters
     #: themselves: ``grad_op(self.net, self.params)`` only needs to know which.
     __s2sad_takes_inputs_whole__ = True
-    #: ``grad_op(fn)`` only wraps ``fn``, which keeps its path (``WholeReads.pass_by_path``)
-    __s2sad_wraps_fn__ = True
 
     def __init__(self, get_all: bool = False, get_by_list: bool = False,
                  sens_param: bool = False) -> None:

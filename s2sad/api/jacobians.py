@@ -425,6 +425,4 @@ def _jacrev_of_closure(fn, grad_position=0, has_aux=False):
 jacfwd.__s2sad_stage__ = S.evaluated_inside(jacfwd, _jacfwd_of_closure)
 jacrev.__s2sad_stage__ = S.evaluated_inside(jacrev, _jacrev_of_closure)
 hessian.__s2sad_stage__ = S.evaluated_inside(hessian)
-# each only wraps ``fn``, which keeps the path it was read through (``WholeReads.pass_by_path``)
-jacfwd.__s2sad_wraps_fn__ = jacrev.__s2sad_wraps_fn__ = hessian.__s2sad_wraps_fn__ = True
 

@@ -14,6 +14,7 @@ from .literals import (is_literal as _is_literal, literal as _literal,
 from .namer import Namer
 from ..runtime import UNDEFINED
 
+
 def _writes_in_place(op):
     return op.prim.ufunc is not None and not op.regions and len(op.outs) == 1
 

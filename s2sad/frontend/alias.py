@@ -116,8 +116,8 @@ def _written_first(loop, name):
 
 def _names(node, name, ctx=None):
     """Whether ``name`` appears in ``node`` (in context ``ctx``, given)."""
-    return any(isinstance(n, gast.Name) and n.id == name and (ctx is None or isinstance(n.ctx, ctx))
-               for n in gast.walk(node))
+    return any(isinstance(n, gast.Name) and n.id == name
+               and (ctx is None or isinstance(n.ctx, ctx)) for n in gast.walk(node))
 
 
 def read_outside(info, name, loop):

@@ -458,10 +458,14 @@ class Calls:
 
         For callables that only need to know *which* Tensors they are given
         (``GradOperation(get_by_list=True)(self.net, self.params)`` inside
-        ``construct``), never their values.
+        ``construct``), never their values.  What is known while compiling is
+        read whole, as by any call evaluated then (``GradOperation()(f)`` is
+        specialised on what ``f`` captured).
         """
         def whole(v):
             return const_value(v) if is_const(v) else self.known_object(v, f, loc)
+        self.read_whole(Const(f), [a for a in args if is_const(a)],
+                        {k: v for k, v in kwargs.items() if is_const(v)})
         try:
             value = f(*[map_structure(whole, a) for a in args],
                       **{k: map_structure(whole, v) for k, v in kwargs.items()})

@@ -9,7 +9,7 @@ program, where ``fn`` is inlined through the path it was read by
 import types
 
 from ..ir.nodes import Const
-from .values import ListVal
+from .values import ListVal, is_library
 
 
 class WholeReads:
@@ -55,9 +55,14 @@ class WholeReads:
         return True
 
     def known_path(self, fn):
-        """The path ``fn`` was handed to a transform by (``pass_by_path``), or None."""
+        """The path ``fn`` was handed to a transform by (``pass_by_path``), where the
+        transform's own code calls it (the innermost frame is s2sad's), or None: a
+        call reaching the same object another way keeps what that way guards."""
         known = self.known_paths.get(id(fn))
-        return known[1] if known is not None and known[0] is fn else None
+        if known is None or known[0] is not fn or not self.frames \
+                or not is_library(self.frames[-1][0].fn):
+            return None
+        return known[1]
 
 
 def _consts_in(a):

@@ -131,3 +131,74 @@ def test_a_global_function_redefined_is_seen(compiles):
     s = np.sin(x @ w)
     # d/dw |x.T cos(xw)|^2 = -2 x.T (s * (x (x.T c)))
     np.testing.assert_allclose(second, -2 * x.T @ (s * (x @ (x.T @ c))), rtol=1e-10)
+
+
+def make_tanh_loss(A):
+    def tanh_loss(x):
+        return np.sum(np.tanh(A @ x) ** 2)
+    return tanh_loss
+
+
+TANH_LOSS = make_tanh_loss(np.ones((2, 3)))
+
+INSIDE = {
+    "GradOperation": lambda x: np.sum(s2sad.ops.GradOperation()(TANH_LOSS)(x) ** 2),
+    "grad": lambda x: np.sum(s2sad.grad(TANH_LOSS)(x) ** 2),
+    "jacfwd": lambda x: np.sum(s2sad.jacfwd(TANH_LOSS)(x) ** 2),
+    "jacrev": lambda x: np.sum(s2sad.jacrev(TANH_LOSS)(x) ** 2),
+    "hessian": lambda x: np.sum(s2sad.hessian(TANH_LOSS)(x)),
+}
+
+
+def tanh_loss_grad(A, x):
+    t = np.tanh(A @ x)
+    return A.T @ (2 * t * (1 - t * t))
+
+
+@pytest.mark.parametrize("name", sorted(INSIDE))
+def test_a_transform_inside_compiled_code_sees_a_rebound_closure(name):
+    """The global is rebound to a closure over an array of another shape: the
+    compiled code must read the new array (it was read from the first closure by
+    ``GradOperation()(f)`` inside compiled code, silently)."""
+    global TANH_LOSS
+    rng = np.random.default_rng(8)
+    x = rng.normal(size=3)
+    outer = s2sad.grad(INSIDE[name])
+    # by hand: the Jacobian of a scalar is its gradient; the Hessian's entries sum to
+    # sum_i 2 (1 - t_i^2)(1 - 3 t_i^2) (sum_j A_ij)^2
+    hessian_sum = lambda A, x: np.sum(2 * (1 - np.tanh(A @ x) ** 2)      # noqa: E731
+                                      * (1 - 3 * np.tanh(A @ x) ** 2) * A.sum(axis=1) ** 2)
+    by_hand = hessian_sum if name == "hessian" else \
+        (lambda A, x: np.sum(tanh_loss_grad(A, x) ** 2))
+    try:
+        for rows in (2, 4, 4, 5):
+            A = rng.normal(size=(rows, 3))
+            TANH_LOSS = make_tanh_loss(A)
+            want = np.array([(by_hand(A, x + 1e-6 * e) - by_hand(A, x - 1e-6 * e)) / 2e-6
+                             for e in np.eye(3)])
+            np.testing.assert_allclose(outer(x), want, rtol=1e-5, atol=1e-7)
+    finally:
+        TANH_LOSS = make_tanh_loss(np.ones((2, 3)))
+
+
+class Scaled:
+    def __init__(self, scale):
+        self.scale = scale
+
+    def logpdf(self, x):
+        return -0.5 * (x / self.scale) ** 2
+
+
+DIST = Scaled(1.0)
+
+
+def mapped_method(x):
+    return np.sum(s2sad.vmap(DIST.logpdf)(x))
+
+
+def test_a_bound_method_inside_compiled_code_sees_its_object_change():
+    g = s2sad.grad(mapped_method)
+    x = np.arange(1.0, 4.0)
+    for scale in (1.0, 2.0, 2.0, 0.5):
+        DIST.scale = scale
+        np.testing.assert_allclose(g(x), -x / scale ** 2, rtol=1e-13)
