@@ -24,7 +24,7 @@ from ..runtime.xarrays import subclass_problem
 from ..ir import control as C
 from ..ops.operations import array_ops as A
 from ..ops.operations import runtime_ops as R
-from .parse import get_source_info, describe
+from .parse import get_source_info, describe, library_error
 from .fence import fence
 from . import resolve
 from .guards import Item
@@ -52,10 +52,17 @@ class Calls:
         if path is None:
             path = self.known_path(fn)
         if recurse:
-            return self.call_user_function(
-                fn, args, kwargs or {}, loc, self_value,
-                lambda a, k: self.call_function(fn, a, k, loc, self_value, outline, path,
-                                                recurse=False))
+            try:
+                return self.call_user_function(
+                    fn, args, kwargs or {}, loc, self_value,
+                    lambda a, k: self.call_function(fn, a, k, loc, self_value, outline, path,
+                                                    recurse=False))
+            except CompileError as err:     # inside scipy's source: at the user's call
+                at_call = library_error(err, fn, loc, self.frames[-1][0].fn if self.frames
+                                        else None)
+                if at_call is None:
+                    raise
+                raise at_call from None
         self._check_depth(fn, loc)
         info = fence(get_source_info(fn, loc))
         scope = Scope(info, fn, self._bind(fn, args, kwargs or {}, self_value, path, loc), path)

@@ -5,10 +5,13 @@ error and every ``# line N`` comment in generated code points at the file the
 user edits.
 """
 import ast
+import functools
 import inspect
 import io
 import linecache
+import os
 import re
+import sysconfig
 import textwrap
 import tokenize
 import weakref
@@ -329,3 +332,39 @@ def describe(obj):
     if name:
         return "'%s'" % name
     return repr(obj)
+
+
+@functools.lru_cache(maxsize=None)
+def _library_folders():
+    """Where the standard library and installed packages live (not the user's code)."""
+    paths = sysconfig.get_paths()
+    return tuple(sorted({os.path.join(os.path.abspath(paths[k]), "")
+                         for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in paths}))
+
+
+def _in_a_library(filename):
+    return bool(filename) and os.path.abspath(filename).startswith(_library_folders())
+
+
+def library_error(err, fn, loc, caller):
+    """``err``, raised inside the source of an installed library's function ``fn``
+    (``scipy.linalg.cholesky``) that the user's ``caller`` called at ``loc``, as an
+    error at that call naming ``fn``, or None (``err`` stands as it is).
+
+    Such a function has no rule, so its source is differentiated; what fails in
+    it (a ``raise``, a C extension) is no line the user wrote or can change.
+    """
+    if (getattr(fn, "__module__", "") or "").startswith("s2sad."):
+        return None     # s2sad's own code, wherever it is installed
+    if loc is None or err.loc is None or not _in_a_library(err.loc.filename) \
+            or not _in_a_library(getattr(getattr(fn, "__code__", None), "co_filename", "")) \
+            or caller is not None and _in_a_library(getattr(getattr(caller, "__code__", None),
+                                                            "co_filename", "")):
+        return None
+    return NoGradientRuleError(
+        "cannot differentiate %s: s2sad has no rule for it, and its source does what "
+        "differentiated code cannot (%s, line %d: %s)"
+        % (describe(fn), os.path.basename(err.loc.filename), err.loc.lineno, err.message), loc,
+        hint="use a NumPy function s2sad has a rule for (np.linalg.cholesky for "
+             "scipy.linalg.cholesky, say), or make it a Primitive and register a rule with "
+             "@bprop_getters.register(YourPrimitive)")

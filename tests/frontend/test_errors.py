@@ -254,3 +254,23 @@ def test_get_source_with_example_arguments():
     src = s2sad.get_source(grad_fn, np.ones(3))
     assert "def " in src and "d_x" in src
     assert "s2sad: gradient of SinNet.construct" in src
+
+
+scipy_linalg = None     # scipy.linalg, imported by the test that needs it
+
+
+def f_scipy_cholesky(a):
+    return np.sum(scipy_linalg.cholesky(a, lower=True))  # <- here
+
+
+def test_a_library_function_without_a_rule_is_named_at_the_users_call():
+    """scipy.linalg.cholesky has no rule; its source raises where s2sad cannot follow.
+    The error is at the user's line, names the function, and says what to use."""
+    global scipy_linalg
+    scipy_linalg = pytest.importorskip("scipy.linalg")
+    with pytest.raises(NoGradientRuleError) as info:
+        s2sad.grad(f_scipy_cholesky)(np.array([[2.0, 0.5], [0.5, 1.0]]))
+    text = str(info.value)
+    assert "cannot differentiate 'scipy.linalg" in text and "cholesky" in text, text
+    assert "np.linalg.cholesky" in text, text
+    assert_points_at(info.value, f_scipy_cholesky)
