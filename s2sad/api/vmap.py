@@ -3,8 +3,11 @@
 s2sad runs it as a loop: ``fn`` is called on each slice and the results are
 stacked (inside compiled code, a run-time loop: ``staged.stage_vmap``).  That
 gives MindSpore's values, not its speed; a batched program would need a
-batching rule per primitive, which s2sad does not have.
-Nested ``in_axes`` (for inputs that are tuples of arrays) are refused.
+batching rule per primitive, which s2sad does not have.  As in JAX, an int
+axis of an input that is a pytree (a tuple, list or dict of arrays: a batch
+``(x, y)``) maps every leaf, and an output pytree (per-example gradients of
+list parameters) is stacked leaf by leaf.  Nested ``in_axes`` (one axis per
+leaf) are refused.
 """
 from __future__ import annotations
 
@@ -13,6 +16,7 @@ from typing import Any, Callable, Optional, Sequence, Union
 import numpy as np
 
 from .args import as_like, is_tensor_like, raw
+from .pytree import is_node, tree_leaves, tree_map
 from . import staged as S
 from ..ir import Const
 
@@ -44,15 +48,16 @@ def _batch_size(args, axes):
     for i, (arg, axis) in enumerate(zip(args, axes)):
         if axis is None:
             continue
-        if not is_tensor_like(arg):
-            raise TypeError("For 'vmap', input %d is mapped over axis %d, so it must be a "
-                            "Tensor, but got %s; map it with None, or pass a Tensor"
-                            % (i, axis, type(arg).__name__))
-        shape = np.shape(raw(arg))
-        if not -len(shape) <= axis < len(shape):
-            raise ValueError("For 'vmap', 'in_axes' %d is out of range for input %d of "
-                             "shape %s" % (axis, i, shape))
-        sizes.add(shape[axis])
+        for leaf in tree_leaves(arg) if is_node(arg) else (arg,):
+            if not is_tensor_like(leaf):
+                raise TypeError("For 'vmap', input %d is mapped over axis %d, so it must be a "
+                                "Tensor or a pytree of them, but got %s; map it with None, "
+                                "or pass a Tensor" % (i, axis, type(leaf).__name__))
+            shape = np.shape(raw(leaf))
+            if not -len(shape) <= axis < len(shape):
+                raise ValueError("For 'vmap', 'in_axes' %d is out of range for input %d of "
+                                 "shape %s" % (axis, i, shape))
+            sizes.add(shape[axis])
     if not sizes:
         raise ValueError("For 'vmap', at least one input must be mapped: 'in_axes' is all None")
     if len(sizes) > 1:
@@ -64,12 +69,16 @@ def _batch_size(args, axes):
 def _slice(arg, axis, i):
     if axis is None:
         return arg
+    if is_node(arg):
+        return tree_map(lambda leaf: _slice(leaf, axis, i), arg)
     return as_like(arg, np.take(raw(arg), i, axis=axis))
 
 
 def _stack(results, axis):
     if axis is None:
         return results[0]
+    if is_node(results[0]):
+        return tree_map(lambda *leaves: _stack(leaves, axis), *results)
     return as_like(results[0], np.stack([raw(r) for r in results], axis=axis))
 
 
