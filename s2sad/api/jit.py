@@ -29,6 +29,7 @@ from ..compat import signature
 from ..errors import S2SADError
 from ..frontend.calls import _owner, _step
 from ..frontend.guards import describe
+from ..ir import Const
 from ..nn.cell import Cell
 from .args import cell_with_effects, reads_tensors, wrap_out
 from .gradfunction import fn_key
@@ -78,6 +79,8 @@ class JitFunction:
         self_value = None
         if self.root is not None:
             self_value = builder.lift(self.root, _owner(path))
+        elif _stages_itself(self.fn):     # ``jit(vmap(f))``: what vmap stages, not its loop
+            return builder.call(Const(self.fn, _step(path, "fn")), list(args), dict(kwargs), loc)
         return builder.call_function(self.fn, list(args), dict(kwargs), loc,
                                      self_value=self_value, path=_step(path, "fn"))
 
@@ -225,3 +228,10 @@ def jit_class(cls: type) -> type:
 
 
 ms_class = jit_class
+
+
+def _stages_itself(fn):
+    """Whether ``fn`` is one of s2sad's transforms, which compiled code stages by its hook
+    (``__s2sad_stage__``) rather than by walking its source."""
+    return getattr(type(fn), "__s2sad_stage__", None) is not None or (
+        isinstance(fn, types.FunctionType) and "__s2sad_stage__" in fn.__dict__)

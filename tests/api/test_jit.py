@@ -361,3 +361,23 @@ def test_a_changed_attribute_recompiles_and_jit_inside_jit_is_inlined(compiles):
         return inner(x) + 1.0
     same(outer(np.ones(2)), np.ones(2) * 2.0 + 1.0)
     assert compiles[2:] == [outer.__wrapped__]      # inner compiled into outer, not apart
+
+
+def cubes(beta):
+    return np.sum(beta ** 3)
+
+
+JIT_VMAP = s2sad.jit(s2sad.vmap(cubes))
+JIT_GRAD = s2sad.jit(s2sad.grad(cubes))
+
+
+def test_jit_of_a_transform_inside_a_gradient_is_what_the_transform_stages():
+    """``jit(vmap(f))`` (JAX's batched log-probabilities) called inside a gradient:
+    vmap's own staging, not a walk of its Python loop (which raised at the user's
+    call that 'raise' is not supported)."""
+    x = np.linspace(0.5, 2.0, 6).reshape(3, 2)
+    np.testing.assert_allclose(s2sad.grad(lambda v: np.sum(JIT_VMAP(v)))(x), 3 * x ** 2,
+                               rtol=1e-14)
+    # d/dv sum((3 v^2)^2) = 36 v^3
+    np.testing.assert_allclose(s2sad.grad(lambda v: np.sum(JIT_GRAD(v) ** 2))(x[0]),
+                               36 * x[0] ** 3, rtol=1e-14)
