@@ -18,7 +18,6 @@ import numpy as np
 from .args import as_like, is_tensor_like, raw
 from .pytree import is_node, tree_leaves, tree_map
 from . import staged as S
-from ..ir import Const
 
 Axes = Union[Optional[int], Sequence[Optional[int]]]
 
@@ -107,8 +106,10 @@ def vmap(fn: Callable[..., Any], in_axes: Axes = 0, out_axes: Axes = 0) -> Calla
         return _stack(results, out_axes)
 
     def stage(builder, args, kwargs, loc, path):
-        return S.stage_vmap(builder, Const(fn), lambda n: _per_item("in_axes", in_axes, n),
-                            out_axes, args, kwargs, loc)
+        # every call of ``fn`` is made by the loop ``staged._vmap_loop``: through its path
+        return S.stage_vmap(builder, builder.passed_by_path(fn),
+                            lambda n: _per_item("in_axes", in_axes, n), out_axes, args, kwargs,
+                            loc)
     mapped.__s2sad_stage__ = stage
     return mapped
 
@@ -120,3 +121,6 @@ def _vmap_of_closure(fn, in_axes=0, out_axes=0):
 
 
 vmap.__s2sad_stage__ = S.evaluated_inside(vmap, _vmap_of_closure)
+# it only wraps ``fn`` (a bound method too: ``vmap(dist.logpdf)``), which keeps the path it
+# was read through (``WholeReads.pass_by_path``)
+vmap.__s2sad_wraps_fn__ = "with methods"

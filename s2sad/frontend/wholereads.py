@@ -21,8 +21,8 @@ class WholeReads:
         A bound method (``self.cfg.get``) reads its object too.  A transform
         (``s2sad.grad``) only wraps the function it is given: see ``pass_by_path``.
         """
-        if args and getattr(func.value, "__s2sad_wraps_fn__", False) \
-                and self.pass_by_path(args[0]):
+        wraps = getattr(func.value, "__s2sad_wraps_fn__", False)
+        if args and wraps and self.pass_by_path(args[0], methods=wraps == "with methods"):
             args = args[1:]
         for a in [func, *args, *kwargs.values()]:
             for c in _consts_in(a):
@@ -34,7 +34,7 @@ class WholeReads:
                         if owner is not None and not isinstance(owner, types.ModuleType):
                             self.guards.deepen(c.path[:-1], owner)
 
-    def pass_by_path(self, fn):
+    def pass_by_path(self, fn, methods=False):
         """Let a plain function read through a path, handed to a transform evaluated while
         compiling, keep that path where the transform's result calls it.
 
@@ -46,13 +46,23 @@ class WholeReads:
         inlined (``call_function`` with no path, ``known_path``) ``fn``'s path
         is used: its code is guarded (``lift``), its cells and defaults are
         read or guarded one by one, and its arrays are read on every call.
-        True where so.
+        True where so.  A bound method (``methods``: ``vmap(dist.logpdf)``) only where
+        the transform calls it through the ``Const`` of ``passed_by_path``, so that
+        its object is read through the path too.
         """
-        if not isinstance(fn, Const) or fn.path is None \
-                or type(fn.value) is not types.FunctionType:
+        if not isinstance(fn, Const) or fn.path is None or not (
+                type(fn.value) is types.FunctionType or methods
+                and type(fn.value) is types.MethodType
+                and not isinstance(fn.value.__self__, (types.ModuleType, type))):
             return False
         self.known_paths[id(fn.value)] = (fn.value, fn.path)
         return True
+
+    def passed_by_path(self, fn):
+        """``fn`` as a ``Const`` with the path it was handed to a transform by, for a
+        transform whose every call of it is made from s2sad's own code (``vmap``'s loop)."""
+        known = self.known_paths.get(id(fn))
+        return Const(fn, known[1] if known is not None and known[0] is fn else None)
 
     def known_path(self, fn):
         """The path ``fn`` was handed to a transform by (``pass_by_path``), where the
