@@ -71,6 +71,8 @@ class Trees:
         if isinstance(tree.obj, dict):
             if name in _DICT_METHODS:
                 return ("tree-method", tree, name)
+            if getattr(type(tree.obj), "__getattr__", None) in (dict.__getitem__, dict.get):
+                return self.tree_item(tree, Const(name), loc)   # ``params.layer``: a dot-dict
             raise CompileError("dict.%s is not supported inside differentiated code; use "
                                "one of %s" % (name, ", ".join(_DICT_METHODS)), loc)
         on_class = getattr(type(tree.obj), name, None)

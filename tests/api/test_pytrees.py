@@ -360,3 +360,26 @@ def test_tuple_inputs_keep_their_meaning():
     g = s2sad.grad(f)((W, W * 2))
     assert isinstance(g, tuple) and len(g) == 2
     np.testing.assert_allclose(g[0], W * 2)
+
+
+class DotDict(dict):
+    """A dict whose items read as attributes (JAX's training cookbook's ``dot_dict``)."""
+    __getattr__ = dict.__getitem__
+
+
+s2sad.register_pytree_node(
+    DotDict, lambda d: (tuple(d[k] for k in sorted(d)), tuple(sorted(d))),
+    lambda keys, values: DotDict(zip(keys, values)))
+
+
+def dot_dict_loss(params, x):
+    return np.sum(np.tanh(x @ params.layer.w) + params.b)
+
+
+def test_items_of_a_registered_dot_dict_read_as_attributes():
+    rng = np.random.default_rng(4)
+    w, b, x = rng.standard_normal((3, 2)), rng.standard_normal(2), rng.standard_normal((4, 3))
+    g = s2sad.grad(dot_dict_loss)(DotDict(layer=DotDict(w=w), b=b), x)
+    assert type(g) is DotDict and type(g.layer) is DotDict
+    np.testing.assert_allclose(g.layer.w, x.T @ (1 - np.tanh(x @ w) ** 2), rtol=1e-13)
+    np.testing.assert_allclose(g.b, np.full(2, 4.0), rtol=1e-15)
