@@ -29,7 +29,7 @@ from ..runtime import constexpr
 from ..tensor import Weights
 from .gradoperation import GradOperation
 from .gradfunction import GradFunction
-from .inputs import UnfitInput, name_input, warn_constants
+from .inputs import UnfitInput, describe_input, name_input, warn_constants
 from . import trees as T
 from .trees import has_trees
 from .fastpath import PackedFastPath
@@ -137,6 +137,7 @@ class _SelectedGrad(GradFunction):
         sel_specs = tuple(map(G.arg_spec, sel))
         constant = [not G.has_runtime_leaves(spec) for spec in sel_specs]
         if all(constant) and self.weights is None and self.positions:
+            _refuse_unknown_dicts(sel, self.positions, self.user_names)
             # no gradient asked for is of a runtime value: MindSpore's ()
             warn_constants(self, sel_specs, self.positions, self.user_names)
             empty = ((),) if self.single else ()     # ``select`` unwraps a single one
@@ -166,6 +167,18 @@ def user_param_names(fn):
         return None
     names = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     return names[1:] if root is not None else names
+
+
+def _refuse_unknown_dicts(sel, positions, names):
+    """A dict subclass that is not a registered pytree is one constant to s2sad, however
+    many arrays it holds: say so, rather than give ``()`` for its gradient."""
+    for p, a in zip(positions, sel):
+        if isinstance(a, dict):
+            raise TypeError(
+                "For 'grad', %s is a %s, a subclass of dict that is not a registered pytree, "
+                "so s2sad takes it for one constant; register it with "
+                "s2sad.register_pytree_node(%s, flatten, unflatten), or pass a plain dict"
+                % (describe_input(p, names), type(a).__name__, type(a).__name__))
 
 
 def _constant_position(p, a):

@@ -383,3 +383,17 @@ def test_items_of_a_registered_dot_dict_read_as_attributes():
     assert type(g) is DotDict and type(g.layer) is DotDict
     np.testing.assert_allclose(g.layer.w, x.T @ (1 - np.tanh(x @ w) ** 2), rtol=1e-13)
     np.testing.assert_allclose(g.b, np.full(2, 4.0), rtol=1e-15)
+
+
+class Unregistered(dict):
+    __getattr__ = dict.__getitem__
+
+
+def test_a_dict_subclass_that_is_no_pytree_is_named_not_taken_for_a_constant():
+    """It used to give () with a warning that Python numbers and tuples without
+    arrays are constants, though it holds arrays."""
+    with pytest.raises(TypeError, match=r"the input at position 0 \('params'\) is a "
+                                        r"Unregistered, a subclass of dict that is not a "
+                                        r"registered pytree.*register_pytree_node"):
+        s2sad.grad(dot_dict_loss)(Unregistered(layer={"w": np.ones((3, 2))}, b=np.ones(2)),
+                                  np.ones((4, 3)))
