@@ -58,7 +58,9 @@ def check_scalar_output(value, api, alternative):
     ``api`` needs a scalar of (``hessian``), checked where it is computed."""
     problem = scalar_output_problem(value)
     if problem is not None:
-        raise ValueError(scalar_output_message(api, problem, alternative))
+        err = ValueError(scalar_output_message(api, problem, alternative))
+        err.__s2sad_api_error__ = True      # about the call, not a line: no user-line note
+        raise err
 
 
 def check_real_output(value):

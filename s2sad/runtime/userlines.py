@@ -54,6 +54,8 @@ def pointing_at_user_lines(fn, filename, source, where):
 
 
 def _note(exc, filename, lines, where):
+    if getattr(exc, "__s2sad_api_error__", False):
+        return          # an error about how an API was called (``hessian``'s output)
     tb, lineno = exc.__traceback__, None
     while tb is not None:               # the innermost frame of the generated function
         if tb.tb_frame.f_code.co_filename == filename:
