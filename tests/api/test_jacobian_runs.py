@@ -14,15 +14,7 @@ import pytest
 
 import s2sad
 
-
-def logistic(w, X, y):
-    m = y * (X @ w)
-    return np.mean(np.log(1 + np.exp(-m))) + 0.005 * np.sum(w * w)
-
-
-def logistic_hessian(w, X, y):
-    s = 1 / (1 + np.exp(-y * (X @ w)))
-    return (X.T * (s * (1 - s) / X.shape[0])) @ X + 0.01 * np.eye(w.size)
+from test_second_order_fast import logreg as logistic, logreg_hessian as logistic_hessian
 
 
 def printing(x):
