@@ -55,6 +55,11 @@ class WholeReads:
                 and type(fn.value) is types.MethodType
                 and not isinstance(fn.value.__self__, (types.ModuleType, type))):
             return False
+        known = self.known_paths.get(id(fn.value))
+        if known is not None and known[1] != fn.path:
+            # the same function read another way too: calls read it through the first
+            # path, so this one is guarded whole (a change through either compiles again)
+            return False
         self.known_paths[id(fn.value)] = (fn.value, fn.path)
         return True
 

@@ -215,3 +215,33 @@ def test_a_bound_method_inside_compiled_code_sees_its_object_change(compiles):
         np.testing.assert_allclose(g(x), -x / 16.0, rtol=1e-13)
     finally:
         DIST = Scaled(1.0)
+
+
+SQUARES_F = SQUARES_G = None
+
+
+def make_squares(k):
+    def squares(x):
+        return k * np.sum(x ** 2)
+    return squares
+
+
+def two_names_one_function(x):
+    g_f = s2sad.grad(SQUARES_F)
+    g_g = s2sad.grad(SQUARES_G)
+    return np.sum(g_f(x)) + 10.0 * np.sum(g_g(x))
+
+
+def test_one_function_read_through_two_names_sees_either_rebound():
+    """Both globals name one closure while compiling; then one of them is rebound.
+    A function handed to grad by two paths is read through the first and guarded
+    whole through the second, so a change through either compiles again."""
+    global SQUARES_F, SQUARES_G
+    g = s2sad.grad(two_names_one_function)
+    x = np.ones(2)
+    SQUARES_F = SQUARES_G = make_squares(1.0)
+    np.testing.assert_allclose(g(x), 2 * 1.0 + 20 * 1.0)
+    SQUARES_F = make_squares(2.0)
+    np.testing.assert_allclose(g(x), 2 * 2.0 + 20 * 1.0)
+    SQUARES_G = make_squares(3.0)
+    np.testing.assert_allclose(g(x), 2 * 2.0 + 20 * 3.0)
