@@ -237,6 +237,10 @@ def classify(value):
     if isinstance(value, Cell):
         return ("type", t)
     if t is types.FunctionType:
+        if "__s2sad_stage__" in value.__dict__:
+            # what a transform returned (``vmap(f)``, ``jacfwd(f)``): compiled code stages
+            # what its closure holds, which no path reads, so its closure is compared whole
+            return ("deep", deep_key(value))
         # its closure cells and defaults are read through paths of their own
         return ("code", value.__code__)
     if t is types.MethodType and hasattr(value.__func__, "__code__"):

@@ -245,3 +245,41 @@ def test_one_function_read_through_two_names_sees_either_rebound():
     np.testing.assert_allclose(g(x), 2 * 2.0 + 20 * 1.0)
     SQUARES_G = make_squares(3.0)
     np.testing.assert_allclose(g(x), 2 * 2.0 + 20 * 3.0)
+
+
+def make_cubes(k):
+    def cubes(x):
+        return k * np.sum(x ** 3)
+    return cubes
+
+
+MADE = None
+
+
+def call_made(v):
+    return np.sum(MADE(v))
+
+
+@pytest.mark.parametrize("name, transform, x, d_by_hand", [
+    ("vmap", s2sad.vmap, np.full((2, 2), 1.5), lambda k, x: 3 * k * x ** 2),
+    ("jacfwd", s2sad.jacfwd, np.array([1.5, -0.5]), lambda k, x: 6 * k * x),
+    ("jacrev", s2sad.jacrev, np.array([1.5, -0.5]), lambda k, x: 6 * k * x),
+    ("hessian", s2sad.hessian, np.array([1.5, -0.5]), lambda k, x: 6 * k * np.ones_like(x))],
+    ids=["vmap", "jacfwd", "jacrev", "hessian"])
+def test_a_transformed_function_made_outside_and_rebound_is_seen(name, transform, x, d_by_hand,
+                                                                compiles):
+    """``B = vmap(f)`` made eagerly, called inside compiled code, then rebound to the
+    transform of another closure: the compiled code staged the first closure, and
+    its function was guarded by its code alone (the same for every ``vmap``)."""
+    global MADE
+    MADE = transform(make_cubes(1.0))
+    g = s2sad.grad(call_made)
+    try:
+        for k in (1.0, 1.0, 3.0):
+            if k != 1.0:
+                MADE = transform(make_cubes(k))
+            # d/dx sum(vmap(f)(X)) = 3k X^2, sum(J) = 3k sum(x^2), sum(H) = 6k sum(x)
+            np.testing.assert_allclose(g(x), d_by_hand(k, x), rtol=1e-13)
+        assert compiles[0] == 2, compiles[0]
+    finally:
+        MADE = None
