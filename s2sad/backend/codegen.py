@@ -11,7 +11,7 @@ from ..ir.nodes import Var, Const, leaves, use_counts
 from ..ops.operations import array_ops as A
 from .literals import (is_literal as _is_literal, literal as _literal,
                        subscript_part as _subscript_part)
-from .namer import Namer
+from .namer import Namer, GENERAL
 from ..runtime import UNDEFINED
 
 
@@ -90,8 +90,9 @@ class CodeGen:
             return "%s[%s]" % (self.render(op.args[0]), self.render_index(op.args[1]))
         return op.prim.emit(*[self.render(a) for a in op.args])
 
-    def function(self, func, header=None, explain=False):
-        """Source of ``def <name>(params): ...`` for ``func``."""
+    def function(self, func, header=None, explain=False, shapes=None):
+        """Source of ``def <name>(params): ...`` for ``func``; ``shapes``: the ``(position
+        of a parameter, shape)`` pairs the code is specialised to, checked first."""
         self.explain = explain
         self.uses = use_counts(func)
         self.func = func
@@ -100,6 +101,8 @@ class CodeGen:
         if header:
             lines.extend("# " + h for h in header.splitlines())
         lines.append("def %s(%s):" % (func.name, ", ".join(params)))
+        if shapes:
+            self._shape_check(shapes, params, lines)
         self.last_loc = None
         if self.release:
             schedule(func, _writes_in_place)
@@ -117,6 +120,14 @@ class CodeGen:
             self._release_dead(func, params, lines, ends)
         lines.append("    return %s" % self.render(func.result))
         return "\n".join(lines) + "\n"
+
+    def _shape_check(self, shapes, params, lines):
+        """``if x.shape != (...) or ...: return _general(...)``: the code below holds only
+        for the shapes it was compiled for (``opt/static_shapes.py``)."""
+        tests = ["%s.shape != %s" % (params[k], _literal(tuple(shape))) for k, shape in shapes]
+        lines.append("    # compiled for these shapes; the program for any shapes runs the others")
+        lines.append("    if (%s):" % "\n            or ".join(tests))
+        lines.append("        return %s(%s)" % (GENERAL, ", ".join(params)))
 
     def _release_dead(self, func, params, lines, ends):
         """Insert ``del a, b`` after the top-level statement that last reads them."""
@@ -226,7 +237,7 @@ class CodeGen:
             return source
         return "\n".join(self.plain.get(line, line) for line in source.split("\n"))
 
-    def module(self, func, naming, header=None, explain=False):
+    def module(self, func, naming, header=None, explain=False, shapes=None):
         """Source of ``func`` after the functions outlined from it (see ``outline``).
 
         Each outlined function is written once, in the order of first call;
@@ -242,7 +253,7 @@ class CodeGen:
         self._name_helpers(func.body, explain)
         order = []
         self._call_order(func.body, order)
-        main = self.function(func, header=None, explain=explain)
+        main = self.function(func, header=None, explain=explain, shapes=shapes)
         head = "".join("# %s\n" % h for h in header.splitlines()) if header else ""
         return head + "".join(self.chunks[n] + "\n\n" for n in order) + main
 

@@ -15,7 +15,9 @@ _ROWS = "_rows"
 # a name given to a value over a loop's rows (``sub_rows``, ``sub_rows_1``)
 _ROWS_NAME = re.compile(r"_rows(_\d+)?$")
 
-RESERVED = set(keyword.kwlist) | {"xp", "rt", "None", "True", "False", "float", "int",
+#: the global a program specialised to its shapes calls for others (``driver/compile.py``)
+GENERAL = "_general"
+RESERVED = set(keyword.kwlist) | {GENERAL, "xp", "rt", "None", "True", "False", "float", "int",
                                   "len", "range", "tuple", "slice", "Ellipsis", "bool",
                                   "random", "print", "logging", "warnings"}
 

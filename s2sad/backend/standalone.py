@@ -13,6 +13,9 @@ import re
 
 import numpy as np
 
+from ..runtime import ShapeOf
+from .namer import GENERAL
+
 #: arrays with more elements are not written out (a line of megabytes is no
 #: longer something to read); the module names them instead
 MAX_ELEMENTS = 10000
@@ -37,7 +40,17 @@ def module_source(compiled, source=None):
     lines = header + ["# A module of its own: save it, import it and call %s; it returns the "
                       "derivatives." % compiled.grad_ir.name]
     lines += _inputs_note(compiled, body)
-    return "\n".join(lines + imports + constants) + "\n\n\n" + body
+    return "\n".join(lines + imports + constants + _general_stub(body)) + "\n\n\n" + body
+
+
+def _general_stub(body):
+    """What a function specialised to its shapes calls for others: the module holds
+    only the specialised code (``opt/static_shapes.py``), so it says so."""
+    if not re.search(r"\b%s\(" % GENERAL, body):
+        return []
+    return ["", "", "def %s(*args):" % GENERAL,
+            "    raise ValueError(\"this module's code was compiled for the shapes its function "
+            "checks first; generate it again from arguments of the shapes you need\")"]
 
 
 def _split_header(source):
@@ -134,6 +147,8 @@ def value_source(value, imports):
         return "xp.%s(%s)" % (type(value).__name__, value_source(value.item(), imports))
     if isinstance(value, np.dtype):
         return "xp.dtype(%r)" % value.str if value.names is None else _unwritable(value)
+    if t is ShapeOf and not value.is_scalar:
+        return "rt.ShapeOf.known(%s)" % value_source(value.shape, imports)
     return _importable(value, imports)
 
 

@@ -7,14 +7,16 @@ own program, simplified and compiled (what ``s2sad.jit`` runs).  The result
 """
 import functools
 import gc
+import os
+import sys
 
 from ..ir import Var, Const, leaves
-from ..ir.nodes import walk_ops, AdjointOf, Op
+from ..ir.nodes import walk_ops, AdjointOf, Op, copy_func
 from ..ops.operations import elementwise_ops as E
 from ..ops.operations import runtime_ops as R
 from ..ops.operations import array_ops as A
 from ..ir.primitive import complex_mode, compiling_complex
-from ..backend.codegen import CodeGen
+from ..backend.codegen import CodeGen, GENERAL
 from ..backend.outline import outline
 from ..backend.compile import compile_source
 from ..backend.recursion import compile_groups, groups_in
@@ -27,6 +29,7 @@ from ..errors import CompileError, S2SADError
 from ..frontend.guards import FN
 from ..opt import pipeline
 from ..opt.pipeline import current as current_options
+from ..runtime import GeneralCode
 from ..saved_graphs import saving_graphs
 from ..backend.namespaces import check_supported
 from .specs import backend_of, check_aux_structure, has_runtime_leaves, is_complex_spec
@@ -65,30 +68,20 @@ def _finish(ir, t, header, specs, simplify=True, **kw):
     ``specs``: the arguments' specs, which with the data read when the code
     runs choose the array library (``backend_of``),
     None for NumPy; the same source is compiled against its namespace.
+    Simplified here, a NumPy program may be specialised to the shapes of the
+    call compiling it (``opt/static_shapes.py``); a call with other shapes
+    then runs the general program, compiled on its first use.
     """
     backend = _backend(specs, t)
+    general = None
     if simplify:
+        general = _specialising(ir, t, backend)
         ir = _simplified(ir, t, backend)
-    gen = CodeGen(release=current_options().release)
     title = "%s of %s (%s)" % (header, t.display, display_path(t.info.filename))
-    if any(op.frame is not None for op in walk_ops(ir.body)):
-        # each call of a user function becomes functions of its own, its values
-        # keeping the names they would have inline
-        naming = CodeGen(release=False)
-        naming.function(ir)
-        source = gen.module(outline(ir), naming.namer, header=title)
-    else:
-        source = gen.function(ir, header=title)
-    shown = gen.readable(source)
-    constants = gen.consts.namespace()
-    if backend is not None:
-        _refuse_recursion(ir, t, backend)
-        check_supported(source, ir, backend)
-        constants = {k: backend.constant(v) for k, v in constants.items()}
-    callable_ = compile_source(source, ir.name, constants, gen.where, shown=shown,
-                               backend=backend)
-    if backend is not None and current_options().backend_jit:
-        callable_ = backend.jitted(callable_)
+    fallback = None
+    if general is not None and ir.specialised:
+        fallback = GeneralCode(_general_builder(general, t, title))
+    source, shown, gen, callable_ = _generate(ir, t, title, backend, fallback)
     # functions a runtime recursion calls, compiled apart, shown after the program
     shown = "\n\n".join([shown.rstrip("\n")] + compile_groups(ir)) + "\n"
     return Compiled(forward=t.forward, grad_ir=ir, source=shown, executed_source=source,
@@ -97,7 +90,62 @@ def _finish(ir, t, header, specs, simplify=True, **kw):
                     check=t.builder.guards.compile(), guards=t.builder.guards,
                     inputs=t.builder.inputs, result_structure=t.result, info=t.info,
                     hints=t.hints, display=t.display, complex=complex_mode(),
-                    names=gen.namer.names, **kw)
+                    names=gen.namer.names, general=fallback, **kw)
+
+
+def _generate(ir, t, title, backend, fallback=None):
+    """Source (as run and as shown), code generator and callable of the simplified ``ir``;
+    with ``fallback`` (a ``GeneralCode``), the code first checks the shapes it was
+    specialised to (``ir.specialised``) and hands other calls to it."""
+    gen = CodeGen(release=current_options().release)
+    shapes = ir.specialised if fallback is not None else None
+    if any(op.frame is not None for op in walk_ops(ir.body)):
+        # each call of a user function becomes functions of its own, its values
+        # keeping the names they would have inline
+        naming = CodeGen(release=False)
+        naming.function(ir)
+        source = gen.module(outline(ir), naming.namer, header=title, shapes=shapes)
+    else:
+        source = gen.function(ir, header=title, shapes=shapes)
+    shown = gen.readable(source)
+    constants = gen.consts.namespace()
+    if fallback is not None:
+        constants[GENERAL] = fallback
+    if backend is not None:
+        _refuse_recursion(ir, t, backend)
+        check_supported(source, ir, backend)
+        constants = {k: backend.constant(v) for k, v in constants.items()}
+    callable_ = compile_source(source, ir.name, constants, gen.where, shown=shown,
+                               backend=backend)
+    if backend is not None and current_options().backend_jit:
+        callable_ = backend.jitted(callable_)
+    return source, shown, gen, callable_
+
+
+def _specialising(ir, t, backend):
+    """Give ``ir`` the shapes of the call compiling it, keeping a copy of it for the
+    general program; None (nothing specialised) for other array libraries, complex
+    programs and runtime recursion."""
+    if backend is not None or not t.input_shapes or complex_mode() \
+            or not current_options().runs("static_shapes") or any(True for _ in groups_in(ir)):
+        return None
+    general = copy_func(ir)
+    ir.input_shapes = t.input_shapes
+    return general
+
+
+def _general_builder(general, t, title):
+    """What compiles the program for any shapes, under the options of this compile."""
+    options = current_options()
+
+    def build():
+        if os.environ.get("S2SAD_LOG_COMPILES"):
+            print("s2sad: compiling %s for any shapes: called with shapes other than those "
+                  "it was specialised to" % title.split(": ", 1)[-1], file=sys.stderr)
+        with pipeline.exactly(options):
+            ir = _simplified(general, t, None)
+            return _generate(ir, t, title + ", for any shapes", None)[3]
+    return build
 
 
 def _simplified(ir, t, backend):
@@ -295,12 +343,15 @@ def compile_jvp(fn, root, args, specs, positions=None, split=False, tangent_only
     if tangent_only:
         ir.result = (Const(None), ir.result[1])
     header = "s2sad: " + _gradients_of("forward-mode derivative", t)
+    if not split:
+        return _finish(ir, t, header, specs, n_flat=len(t.flat_inputs),
+                       n_tangents=len(wrt), tangent=None, batched=None)
     backend = _backend(specs, t)
     ir = _simplified(ir, t, backend)
     t_params = ir.params[len(ir.params) - len(wrt):]
-    if split and current_options().runs("fold_tangent_chains"):
+    if current_options().runs("fold_tangent_chains"):
         ir = fold_tangent_chains(ir, t_params)
-    parts = split_primal(ir, t_params) if split else None
+    parts = split_primal(ir, t_params)
     if parts is None:
         return _finish(ir, t, header, specs, simplify=False, n_flat=len(t.flat_inputs),
                        n_tangents=len(wrt), tangent=None, batched=None)

@@ -10,6 +10,8 @@ import os
 import sys
 import types
 
+import numpy as np
+
 from ..ir import Const, Func
 from ..ir.nodes import walk_ops
 from ..frontend.build import Builder
@@ -22,7 +24,7 @@ from ..ops.primitive import Primitive
 from ..ir.primitive import complex_mode
 from ..errors import CompileError
 from ..opt import pipeline
-from .specs import abstract_args, float64_scalar_inputs, scalar_inputs
+from .specs import abstract_args, flatten_runtime, float64_scalar_inputs, scalar_inputs
 
 
 def _param_names(fn, is_method):
@@ -118,9 +120,32 @@ def trace(fn, root, args, specs, weights=(), weight_paths=(), origin=(FN,)):
     return Trace(forward=forward, abstract=abstract, flat_inputs=flat_inputs,
                  scalar_ids=scalar_inputs(abstract, specs),
                  float64_ids=float64_scalar_inputs(abstract, specs),
+                 input_shapes=_input_shapes(flat_inputs, args, specs, builder, root, given),
                  weight_vars=weight_vars, builder=builder, info=info, qualname=qualname,
                  display=display, hints=hints, result=result,
                  gradients=getattr(fn, "__s2sad_gradients__", 0))
+
+
+def _input_shapes(flat_inputs, args, specs, builder, root, fn):
+    """Input Var id -> shape of the real NumPy array it stands for in this first call:
+    the arguments' leaves, then the arrays the program reads when it runs (what
+    ``opt/static_shapes.py`` may specialise the program to)."""
+    out = {}
+    try:
+        values = flatten_runtime(args, specs)
+    except AttributeError:      # compiled from specs alone (``compile_symbolic``): no shapes
+        return out
+    for var, value in zip(flat_inputs, values):
+        if type(value) is np.ndarray and value.dtype.kind != "c":
+            out[var.id] = value.shape
+    try:
+        read = builder.inputs.read(root, fn)
+    except Exception:       # read where only the running function can: left unknown
+        return out
+    for (var, _path, _obj), value in zip(builder.inputs.entries, read):
+        if type(value) is np.ndarray and value.dtype.kind != "c":
+            out[var.id] = value.shape
+    return out
 
 
 def _check_complex(ops):

@@ -257,6 +257,15 @@ class Func:
         self.scalar_ids = frozenset()
         # The subset of those that are float64 (``opt.floats``).
         self.float64_ids = frozenset()
+        # Input Var id -> the shape of the array it stands for in the call
+        # compiling the program, when the driver specialises it; and the
+        # ``(position of a param, shape)`` pairs ``opt.static_shapes`` made it assume, which
+        # codegen checks on entry (None: the program holds for any shapes).
+        self.input_shapes = None
+        self.specialised = None
+        # Var id -> shape, of a program specialised (``opt.static_shapes``):
+        # ``opt.shapes.shape_classes`` puts values of one shape in one class.
+        self.known_shapes = None
 
 
 def is_var(x):
@@ -300,3 +309,29 @@ def use_counts(func):
     for v in leaves(func.result):
         bump(v)
     return counts
+
+
+def copy_func(func):
+    """A copy of ``func`` the passes can rewrite without touching ``func``: new ops,
+    regions and lists; the same Vars, Consts and primitives (passes replace those,
+    never change them)."""
+    copies = {}
+    new = Func.__new__(Func)
+    new.__dict__.update(func.__dict__)
+    new.params = list(func.params)
+    new.body = _copy_ops(func.body, copies)
+    new.shape_pairs = list(func.shape_pairs)
+    new.unfolded_seeds = [copies.get(id(op), op) for op in func.unfolded_seeds]
+    return new
+
+
+def _copy_ops(ops, copies):
+    # a module-level function: a recursive closure would be a reference cycle
+    out = []
+    for op in ops:
+        new = Op(op.prim, op.args, op.outs, op.loc, op.origin,
+                 [Region(r.params, _copy_ops(r.ops, copies), r.result) for r in op.regions],
+                 op.frame)
+        copies[id(op)] = new
+        out.append(new)
+    return out

@@ -77,6 +77,18 @@ def options(**changes: Any) -> Iterator[CompileOptions]:
         _set(saved)
 
 
+@contextlib.contextmanager
+def exactly(opts: CompileOptions) -> Iterator[CompileOptions]:
+    """Compile under ``opts`` inside the ``with`` block (a compile finished later, as
+    a specialised program's general one, runs under the options it began under)."""
+    saved = _current
+    _set(opts)
+    try:
+        yield _current
+    finally:
+        _set(saved)
+
+
 def _set(new):
     global _current
     _current = _INTERNED.setdefault(new, new)

@@ -16,12 +16,13 @@ compiled under some options is never run for a call made under others.
 import os
 
 from . import options as _options
-from .options import CompileOptions, DEFAULT, current, options, on_change  # noqa: F401
+from .options import CompileOptions, DEFAULT, current, exactly, options, on_change  # noqa: F401
 from ..ir.verify import verify
 from ..ir.passes import dce, cse, drop_stop_gradients
 from ..ir.stacks import prune_stack_slots, recompute_popped
 from .shapes import same_shape, read_broadcasts_unexpanded
 from .scalars import scalar_shapes
+from .static_shapes import static_shapes
 from .seed import ones_to_shape, restore_unfolded, seed_each_of_mean, seed_without_reduction
 from .products import sum_matmul_grads
 from .slices import sum_slice_grads, concat_slice_grads
@@ -61,7 +62,7 @@ OBJECTIVE = SIMPLIFY + (fold_negations,)
 #: that simplification folds the seeds' ones; ``restore_unfolded`` after it,
 #: for the ones still read
 FINAL = (verify_step, drop_stop_gradients, ones_to_shape, seed_without_reduction,
-         same_shape, scalar_shapes, cse, dce, fold_negations,
+         same_shape, scalar_shapes, static_shapes, cse, dce, fold_negations,
          prune_stack_slots, recompute_popped, drop_dead_carried, dce, scale_recurrences, hoist_invariants, dce,
          batch_popped,
          restore_unfolded, verify_step,

@@ -168,7 +168,8 @@ def shape_classes(func):
     ``z``'s) and ops that output an input's shape (``ZerosLike``,
     ``Unbroadcast``...) put their output in that input's class;
     ``func.shape_pairs``, when reverse mode made ``func``, adds that an
-    adjoint has its value's shape.
+    adjoint has its value's shape; ``func.known_shapes``, in a program
+    specialised to its input shapes, that values of one known shape have it.
     """
     from ..ops.operations.math_ops import _Reduce
     parent = {}
@@ -194,6 +195,10 @@ def shape_classes(func):
     for d, v in func.shape_pairs:
         if isinstance(d, Var) and isinstance(v, Var):
             union(d.id, v.id)
+    if func.known_shapes:       # a program specialised to its input shapes
+        first = {}
+        for i, shape in func.known_shapes.items():
+            union(i, first.setdefault(shape, i))
     for op in walk_ops(func.body):
         if len(op.outs) != 1 or op.regions:
             continue

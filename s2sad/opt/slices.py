@@ -107,9 +107,12 @@ def _largest_group(terms, made, counts):
     groups = {}
     for a in terms:
         op = made.get(a.id) if isinstance(a, Var) else None
-        if op is not None and type(op.prim) is GetItemGrad and counts.get(a.id) == 1 \
-                and isinstance(op.args[1], Var):
-            groups.setdefault(op.args[1].id, []).append(a)
+        if op is None or type(op.prim) is not GetItemGrad or counts.get(a.id) != 1:
+            continue
+        x = op.args[1]
+        if isinstance(x, (Var, Const)):
+            # a constant shape (``opt/static_shapes.py``) is one object per shape
+            groups.setdefault(x.id if isinstance(x, Var) else ("shape", id(x)), []).append(a)
     return max(groups.values(), key=len, default=[])
 
 

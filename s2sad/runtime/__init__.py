@@ -7,6 +7,7 @@ their place without touching the AD.  Each helper is one primitive's body when
 NumPy has no single call for it.
 """
 import operator
+import threading
 from math import prod
 from sys import getrefcount
 from typing import Any, Callable, TypeVar
@@ -45,6 +46,33 @@ class ShapeOf:
         else:
             self.shape = np.shape(x)
             self.is_scalar = isinstance(x, np.generic)
+
+    @classmethod
+    def known(cls, shape):
+        """Stands for any array of ``shape`` (at least one dimension: never a NumPy
+        scalar), for code specialised to its shapes (``opt/static_shapes.py``)."""
+        new = cls.__new__(cls)
+        new.shape, new.is_scalar = tuple(shape), False
+        return new
+
+
+class GeneralCode:
+    """The program for any shapes, which code specialised to one call's shapes hands
+    calls with other shapes to; compiled on its first call by ``build``."""
+
+    __slots__ = ("build", "fn", "lock")
+
+    def __init__(self, build):
+        self.build, self.fn, self.lock = build, None, threading.Lock()
+
+    def __call__(self, *args):
+        fn = self.fn
+        if fn is None:
+            with self.lock:     # one build, whichever thread calls first
+                if self.fn is None:
+                    self.fn, self.build = self.build(), None
+                fn = self.fn
+        return fn(*args)
 
 
 def shape_of(x):

@@ -183,7 +183,10 @@ def test_order_2_of_a_function_is_the_code_its_gradient_runs(capsys, tmp_path, u
     gg = ops.GradOperation()(ops.GradOperation()(mod.g))
     want = gg(x)
     assert_values(fn(x), [want])
-    assert text.endswith(s2sad.get_source(gg).split("\n", 1)[1])   # same code, Taylor mode
+    # same code, Taylor mode: the dump's, compiled from specs alone, holds for any shapes,
+    # as the gradient's does without specialising to the shapes of x
+    with s2sad.options(disabled_passes={"static_shapes"}):
+        assert text.endswith(s2sad.get_source(gg, x).split("\n", 1)[1])
 
 
 def test_forward_mode_runs_on_its_own(capsys, tmp_path, user):
