@@ -255,10 +255,11 @@ def _rule(op, shapes, values):
         ok = type(dims) is tuple and all(type(d) is int and d >= 0 for d in dims)
         return dims if ok else None
     if name == "Shape":
+        # a Python tuple, no array: ``+`` and ``*`` on it join and repeat, so it has no
+        # shape that broadcasting could use (its value serves indexing and integers)
         x = _shape(args[0], shapes)
         if x is not None:
             values[op.outs[0].id] = x
-            return (len(x),)
         return None
     if name == "GetItem":
         if isinstance(args[0], Var) and args[0].id in values:

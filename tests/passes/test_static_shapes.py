@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import s2sad
-from s2sad import ops
+from s2sad import Tensor, ops
 from s2sad import driver as G
 from s2sad.driver.caches import GradCache
 from s2sad.opt import static_shapes as S
@@ -55,6 +55,29 @@ def branches(x, y):
 def broadcast_rows(x, b):
     a = np.sin(x) * b
     return np.sum(a * x)
+
+
+W = np.linspace(-1, 1, 6).reshape(2, 3)
+
+
+def reads_a_global(x):
+    return np.sum(np.tanh(W @ x) * (W @ x))
+
+
+class Affine(nn.Cell):
+    def __init__(self, n):
+        super().__init__()
+        self.w = Parameter(Tensor(np.linspace(0.5, 1.5, n)), name="w")
+
+    def construct(self, x):
+        return (np.sin(x * self.w) * x).sum()
+
+
+def shape_tuples(x, w):
+    # + and * of a shape tuple join and repeat it: (5, 2) and (5, 5), never broadcast
+    joined = np.asarray(x.shape + w.shape, dtype=float) * np.sum(w, keepdims=True)
+    repeated = np.sum(w, keepdims=True) * (x.shape * 2)
+    return joined[0] + np.sum(repeated * np.arange(2.0)) + np.sum(np.sin(w[:1] * (x.shape + (1,))))
 
 
 def reductions(x):
@@ -170,6 +193,7 @@ def test_lstm_drops_its_shape_work_and_keeps_its_gradient(src):
     ("branches", (-np.linspace(0.2, 0.9, 3), np.linspace(-1, 1, 3))),
     ("broadcast_rows", (np.linspace(0.2, 0.9, 6).reshape(2, 3), np.linspace(-1, 1, 3))),
     ("reductions", (np.linspace(-1, 1, 12).reshape(3, 4),)),
+    ("shape_tuples", (np.ones(5), np.linspace(0.2, 0.9, 2))),
 ])
 def test_specialised_gradients_are_the_general_ones(src, name, args):
     fn = getattr(src, name)
@@ -204,6 +228,25 @@ def test_other_shapes_run_the_general_program_compiled_once(src, compiles):
         want = g(*args)
     assert entry.general.fn is built and compiles[0] == 1
     assert_numeric(src.lstm, other, want[:3])
+
+
+def test_arrays_read_at_run_time_are_checked_too(src):
+    x = np.linspace(0.2, 0.9, 3)
+    g = ops.GradOperation()(src.reads_a_global)
+    g(x)
+    assert "W.shape != (2, 3)" in s2sad.get_source(g, x)
+    src.W = np.linspace(-1, 1, 12).reshape(4, 3)        # the global, rebound to other shapes
+    try:
+        assert_numeric(src.reads_a_global, (x,), [g(x)])
+    finally:
+        src.W = np.linspace(-1, 1, 6).reshape(2, 3)
+    net = src.Affine(3)
+    grad = ops.GradOperation(get_by_list=True)(net, s2sad.ParameterTuple(net.trainable_params()))
+    grad(Tensor(x))
+    net.w.set_data(Tensor(np.linspace(0.5, 1.5, 1)))     # broadcast against x from now on
+    (dw,) = grad(Tensor(x))
+    # d/dw sum(sin(x w) x) = sum(x^2 cos(x w)), summed over x for the one w
+    np.testing.assert_allclose(dw.asnumpy(), [np.sum(x * x * np.cos(x * 0.5))], rtol=1e-12)
 
 
 def test_a_program_with_nothing_to_specialise_is_not(src):
