@@ -606,28 +606,45 @@ def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None):
 
 
 # ------------------------------------------------------ NumPy's signatures
-# NumPy's reductions take a list of arrays or numbers as the array it makes of them
+# NumPy's reductions take a list of arrays or numbers as the array it makes of them.
+# ``axis=()`` reduces no axis in NumPy (the primitives' ``()`` is every axis, as in
+# MindSpore): the values themselves, in the dtype a reduction gives (bool -> int, and a
+# mean's float)
+def _no_axis(axis):
+    return type(axis) in (tuple, list) and not axis
+
+
 def _np_sum(a, axis=None, keepdims=False):
+    if _no_axis(axis):
+        return add(array_of(a), 0)
     return sum(array_of(a), axis, keepdims)
 
 
 def _np_mean(a, axis=None, keepdims=False):
+    if _no_axis(axis):
+        return mul(array_of(a), 1.0)
     return mean(array_of(a), axis, keepdims)
 
 
 def _np_max(a, axis=None, out=None, keepdims=False):
     _unsupported("np.max", "out", out)
+    if _no_axis(axis):
+        return A.Identity()(array_of(a))
     return amax(array_of(a), axis, keepdims)
 
 
 def _np_min(a, axis=None, out=None, keepdims=False):
     _unsupported("np.min", "out", out)
+    if _no_axis(axis):
+        return A.Identity()(array_of(a))
     return amin(array_of(a), axis, keepdims)
 
 
 def _np_prod(a, axis=None, dtype=None, out=None, keepdims=False):
     _unsupported("np.prod", "dtype", dtype)
     _unsupported("np.prod", "out", out)
+    if _no_axis(axis):
+        return add(array_of(a), 0)
     return M.ReduceProd(keepdims)(array_of(a), _reduce_axis(axis))
 
 
