@@ -181,19 +181,6 @@ def read_vars(ops, out=None):
     return out
 
 
-def non_shape_uses(ops, out=None):
-    """Ids of values ``ops`` read somewhere other than at a shape-only input."""
-    out = set() if out is None else out
-    for op in ops:
-        for i, a in enumerate(op.args):
-            if i not in op.prim.shape_only_inputs:
-                out.update(v.id for v in leaves(a) if isinstance(v, Var))
-        for r in op.regions:
-            non_shape_uses(r.ops, out)
-            out.update(v.id for v in leaves(r.result) if isinstance(v, Var))
-    return out
-
-
 def replace_uses(ops, new_for):
     """Replace every read of a value in ``new_for`` (id -> Var) throughout ``ops``."""
     for op in ops:

@@ -25,7 +25,7 @@ import gast
 
 from ..errors import CompileError, NoGradientRuleError, RuleError
 from ..ir.nodes import (Var, Const, Op, Func, Region, AdjointOf, defined_ids, leaves,
-                        tag_frame, walk_ops)
+                        non_shape_uses, tag_frame, walk_ops)
 from ..ir import control as C
 from .shift import stop_constant_shifts
 from . import recursion
@@ -35,7 +35,7 @@ from ..ops.operations import array_ops as A
 from ..runtime import UNDEFINED
 from .inline import inline_rule, rule_for, rule_name
 from .adjoints import (Adjoints, is_zero, loop_parts, carried_reach, receiving, propagate,
-                       read_vars, non_shape_uses, replace_uses, fresh_pops, copy_ops)
+                       read_vars, replace_uses, fresh_pops, copy_ops)
 from ..opt.options import current as current_options
 
 

@@ -311,6 +311,22 @@ def use_counts(func):
     return counts
 
 
+def non_shape_uses(ops, out=None, pushes=True):
+    """Ids of values ``ops`` read somewhere other than at a shape-only input; with
+    ``pushes`` False, a stack push is no read (a pop rebinds the Vars pushed, so
+    their reads are counted where they are)."""
+    out = set() if out is None else out
+    for op in ops:
+        if pushes or op.prim.name != "StackPush":
+            for i, a in enumerate(op.args):
+                if i not in op.prim.shape_only_inputs:
+                    out.update(v.id for v in leaves(a) if isinstance(v, Var))
+        for r in op.regions:
+            non_shape_uses(r.ops, out, pushes)
+            out.update(v.id for v in leaves(r.result) if isinstance(v, Var))
+    return out
+
+
 def copy_func(func):
     """A copy of ``func`` the passes can rewrite without touching ``func``: new ops,
     regions and lists; the same Vars, Consts and primitives (passes replace those,

@@ -24,7 +24,8 @@ import operator
 import numpy as np
 
 from ..ir import control as C
-from ..ir.nodes import AdjointOf, Var, Const, leaves, substitute, use_counts, walk_ops
+from ..ir.nodes import (AdjointOf, Var, Const, leaves, non_shape_uses, substitute, use_counts,
+                        walk_ops)
 from ..ops.operations import array_ops as A
 from ..ops.operations import math_ops as M
 from ..runtime import ShapeOf
@@ -80,7 +81,7 @@ def _shapes_as_constants(func, shapes, read):
     which ``rt.ShapeOf`` tells apart.  One constant per shape, so passes that
     group reads by what they read (``opt/slices.py``) still group them.
     """
-    whole = _read_whole(func.body, set())
+    whole = non_shape_uses(func.body, pushes=False)
     whole.update(v.id for v in leaves(func.result) if isinstance(v, Var))
     made = {}
     for op in walk_ops(func.body):
@@ -95,21 +96,6 @@ def _shapes_as_constants(func, shapes, read):
                     c = made[s] = Const(ShapeOf.known(s))
                 op.args[k] = c
     return bool(made)
-
-
-def _read_whole(ops, out):
-    """Ids of the values ``ops`` read other than at a shape-only input (a push is no
-    read: a pop rebinds the Vars pushed, whose reads are counted where they are)."""
-    for op in ops:
-        for i, a in enumerate(op.args):
-            if isinstance(op.prim, C.StackPush):
-                break
-            if i not in op.prim.shape_only_inputs:
-                out.update(v.id for v in leaves(a) if isinstance(v, Var))
-        for r in op.regions:
-            _read_whole(r.ops, out)
-            out.update(v.id for v in leaves(r.result) if isinstance(v, Var))
-    return out
 
 
 def _assumed(func):
