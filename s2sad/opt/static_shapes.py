@@ -13,11 +13,11 @@ it proves to have one shape, and passes a constant ``rt.ShapeOf`` where only
 a known shape is read.  What no rule covers stays unknown and keeps
 its run-time helper.
 
-The program is then only right for those input shapes: each pass that used
-them records ``func.specialised`` (the parameters' positions and their shapes), codegen
+The program is then only right for those input shapes: the pass records
+``func.specialised`` (the parameters' positions and their shapes), codegen
 writes a check of them at the top of the function, and a call with other
 shapes runs the general program, compiled on its first use
-(``driver/compile.py``).  Nothing is specialised when no adjustment goes.
+(``driver/compile.py``).  Nothing is specialised when nothing goes.
 """
 import operator
 
@@ -31,12 +31,12 @@ from ..ops.operations import math_ops as M
 from ..runtime import ShapeOf
 from .shapes import _replace_block
 
-# small Python integers computed from shapes (``2 * H``): enough to know a slice
 #: what ``_known`` gives for a value not known while compiling (None is a value: ``x[None]``)
 UNKNOWN = object()
 #: a Python int whose value is not known while compiling (a loop's index)
 INT = object()
 
+# small Python integers computed from shapes (``2 * H``): enough to know a slice
 _INT_OPS = {"Add": operator.add, "Sub": operator.sub, "Mul": operator.mul,
             "FloorDiv": operator.floordiv}
 
