@@ -15,6 +15,7 @@ from ..tensor import Tensor
 from .args import as_tuple, wrap_out
 from .functional import grad
 from .jacobians import _named_after
+from .jvpfast import MISS
 from .trees import has_trees
 from .vjp_jvp import _jvp_raw, _materialize_zeros, _prepared
 
@@ -38,9 +39,9 @@ def hvp(fn: Callable[..., Any], primals: Any, tangents: Any) -> Any:
     # filed under fn's code: two functions alternating keep a path each (what makes a
     # path valid is checked all the same, ``JvpFastPath.matches``)
     slot = getattr(fn, "__code__", None)
-    fast = _prepared[True].lookup(gradient, primals, tangents, slot)
-    if fast is not None:
-        t_out = _materialize_zeros(primals, fast.run(gradient, primals, tangents)[1])
+    done = _prepared[True].call(gradient, primals, tangents, slot)
+    if done is not MISS:
+        t_out = _materialize_zeros(primals, done[1])
     elif has_trees(primals) or has_trees(tangents):
         raise TypeError("For 'hvp', 'primals' and 'tangents' must be arrays or Tensors, or "
                         "tuples of them, but got a dict or another container: pass its arrays "

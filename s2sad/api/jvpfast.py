@@ -8,6 +8,9 @@ keeps what the entry depends on: the same code and closure functions, plain
 real arrays of at least one dimension in the same count, tangents of their
 inputs' shapes, the entry's guards, the compile options it was prepared under,
 and the cache's generation (bumped when an entry is dropped or the cache cleared).
+The guards and the reads of what the entry takes from the closure (``hvp``'s
+data arrays) are one compiled function (``GuardSet.compile_reading``), which
+follows each path once.
 """
 import types
 
@@ -20,23 +23,32 @@ _ndarray = np.ndarray
 _FUNCTION = types.FunctionType
 #: at most this many codes keep a prepared path (each holds its compiled entry)
 MAX_PREPARED = 64
+#: what ``Prepared.call`` returns where no prepared path serves the call
+MISS = object()
 
 
 class JvpFastPath:
-    """What one general ``jvp`` call found: valid while ``matches`` holds."""
+    """What one general ``jvp`` call found: valid while ``extra`` finds the call fits."""
 
-    __slots__ = ("key", "count", "generation", "entry", "cache", "options")
+    __slots__ = ("key", "count", "generation", "entry", "cache", "options", "read")
 
-    def matches(self, fn, inputs, v):
+    def extra(self, fn, inputs, v):
+        """The values the entry takes after ``inputs`` (what it reads through ``fn``),
+        or None where this path does not serve the call."""
         if len(inputs) != self.count or len(v) != self.count \
                 or self.cache.generation != self.generation \
                 or current_options() is not self.options:
-            return False
+            return None
         for a, t in zip(inputs, v):
             if type(a) is not _ndarray or type(t) is not _ndarray or not a.ndim \
                     or a.shape != t.shape or a.dtype.kind == "c" or t.dtype.kind == "c":
-                return False
-        return fn_key(fn) == self.key and self.entry.check(None, fn)
+                return None
+        if not fn_key(fn) == self.key:
+            return None
+        return self.read(None, fn)      # None when a guard fails
+
+    def matches(self, fn, inputs, v):
+        return self.extra(fn, inputs, v) is not None
 
     def run(self, fn, inputs, v):
         entry = self.entry
@@ -61,6 +73,19 @@ class Prepared:
             return None
         return fast
 
+    def call(self, fn, inputs, v, slot=None):
+        """The entry's outputs for this call through its prepared path, or ``MISS``
+        where none serves it (take the general path)."""
+        if type(fn) is not _FUNCTION:
+            return MISS
+        fast = self.paths.get(fn.__code__ if slot is None else slot)
+        if fast is None:
+            return MISS
+        extra = fast.extra(fn, inputs, v)
+        if extra is None:
+            return MISS
+        return fast.entry.fn(*inputs, *extra, *v)
+
     def remember(self, fn, entry, inputs, v, slot=None):
         """Prepare the path for calls like this one, which the general path ran with
         ``entry``, where it applies: a plain function of real arrays."""
@@ -70,6 +95,7 @@ class Prepared:
         fast.key, fast.count, fast.entry, fast.cache = fn_key(fn), len(inputs), entry, self.cache
         fast.generation = self.cache.generation
         fast.options = current_options()
+        fast.read = entry.guards.compile_reading(entry.inputs.plan())
         if not fast.matches(fn, inputs, v):
             return
         if len(self.paths) >= MAX_PREPARED:

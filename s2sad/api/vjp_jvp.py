@@ -22,7 +22,7 @@ from .inputs import UnfitInput, name_input, refuse_unfit
 from .args import (as_like, as_tuple, aux_bare, check_aux_output, check_has_aux,
                    is_tensor_like, leaves_of, raw, target_of, wrap_out)
 from .functional import user_param_names
-from .jvpfast import Prepared
+from .jvpfast import MISS, Prepared
 from .packing import first_output, memoized
 from . import trees as T
 from .pytree import tree_leaves
@@ -199,9 +199,9 @@ def jvp(fn: Callable[..., Any], inputs: Any, v: Any, has_aux: bool = False) -> T
     check_has_aux(has_aux)
     inputs = as_tuple(inputs)
     v = as_tuple(v)
-    fast = _prepared[False].lookup(fn, inputs, v)
-    if fast is not None:
-        out, t_out = fast.run(fn, inputs, v)
+    done = _prepared[False].call(fn, inputs, v)
+    if done is not MISS:
+        out, t_out = done
         t_out = _materialize_zeros(out, t_out)
         if has_aux:
             check_aux_output(out, "jvp")

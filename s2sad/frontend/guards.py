@@ -303,8 +303,49 @@ class GuardSet:
         return ns["check"]
 
 
+    def compile_reading(self, reads):
+        """One function ``read(root, fn)``: the values a call passes for ``reads`` when
+        every guard holds, else None (a prepared call path's check and read in one).
+
+        ``reads`` holds ``(path, obj, whole)``: read ``path`` (``obj`` itself when
+        None), passing a Tensor's array unless ``whole``.  A path both guarded and
+        read is followed once.
+        """
+        ns = {"_deep": deep_key, "_copysign": math.copysign, "_unwrap": _unwrap}
+        bound = {}
+        tests = []
+        for i, (path, (kind, payload)) in enumerate(self.checks.items()):
+            read = None
+            if kind == "type":      # the value is read as it is tested
+                read = "(r%d := %s)" % (i, _reader(i, path, ns))
+                bound[path] = ("r%d" % i, payload)
+            tests.append(_test(i, path, kind, payload, ns, read))
+        values = []
+        for j, (path, obj, whole) in enumerate(reads):
+            if path is None:
+                ns["c%d" % j] = obj
+                expr = "c%d" % j
+                plain = whole or type(obj) is np.ndarray
+            elif path in bound:
+                expr, seen = bound[path]
+                plain = whole or seen is np.ndarray
+            else:
+                expr, plain = _reader("x%d" % j, path, ns), whole
+            values.append(expr if plain else "_unwrap(%s)" % expr)
+        body = ("def read(root, fn):\n    try:\n        if not (%s):\n            return None\n"
+                "        return [%s]\n    except Exception:\n        return None\n"
+                % ("\n                and ".join(tests) or "True", ", ".join(values)))
+        exec(compile(body, "<s2sad guarded reads>", "exec"), ns)
+        return ns["read"]
+
+
 def _always(root, fn):
     return True
+
+
+def _unwrap(value):
+    """A Tensor's array (what compiled code takes), other values as they are."""
+    return getattr(value, "_data", value)
 
 
 def _reader(i, path, ns):
@@ -313,8 +354,8 @@ def _reader(i, path, ns):
     if path and path[0] is FN:
         expr, steps = "fn", path[1:]
     elif path and type(path[0]) is Globals:
-        ns["g%d" % i] = path[0].dict
-        expr, steps = "g%d" % i, path[1:]
+        ns["g%s" % i] = path[0].dict
+        expr, steps = "g%s" % i, path[1:]
     else:
         expr = "root"
     for j, step in enumerate(steps):
@@ -323,8 +364,8 @@ def _reader(i, path, ns):
         elif type(step) is str:
             expr = "getattr(%s, %r)" % (expr, step)
         elif type(step) is Item:
-            ns["k%d_%d" % (i, j)] = step.key
-            expr += "[k%d_%d]" % (i, j)
+            ns["k%s_%d" % (i, j)] = step.key
+            expr += "[k%s_%d]" % (i, j)
         else:
             expr += "[%d]" % step
     return expr
@@ -341,12 +382,13 @@ _TESTS = {
 }
 
 
-def _test(i, path, kind, payload, ns):
-    """The Python expression testing one guard (names it needs go into ``ns``)."""
+def _test(i, path, kind, payload, ns, read=None):
+    """The Python expression testing one guard (names it needs go into ``ns``);
+    ``read``: the expression reading the value, when not the plain path."""
     if kind == "absent":
         ns["g%d" % i], ns["k%d" % i] = path[0].dict, path[-1].key
         return "(k%d not in g%d)" % (i, i)
-    read = _reader(i, path, ns)
+    read = read or _reader(i, path, ns)
     v = "(v := %s)" % read
     if kind == "const":
         t, value = payload

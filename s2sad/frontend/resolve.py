@@ -215,6 +215,11 @@ class RuntimeInputs:
                 return read_path(root, path)
         return None
 
+    def plan(self):
+        """What ``read`` follows, as ``guards.GuardSet.compile_reading`` takes it."""
+        handles = self._handles
+        return [(path, obj, var.id in handles) for var, path, obj in self.entries]
+
     def read(self, root, fn=None):
         """The arrays to pass for this call, in ``entries`` order."""
         out = []
