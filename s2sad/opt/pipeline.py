@@ -25,6 +25,7 @@ from .scalars import scalar_shapes
 from .static_shapes import static_shapes
 from .seed import ones_to_shape, restore_unfolded, seed_each_of_mean, seed_without_reduction
 from .products import sum_matmul_grads
+from .layout import contiguous_transposes
 from .slices import sum_slice_grads, concat_slice_grads
 from .recurrences import scale_recurrences
 from .hoist import hoist_invariants
@@ -68,12 +69,14 @@ FINAL = (verify_step, drop_stop_gradients, ones_to_shape, seed_without_reduction
          restore_unfolded, verify_step,
          read_broadcasts_unexpanded, dce, sum_slice_grads, concat_slice_grads,
          seed_each_of_mean,
-         sum_matmul_grads, python_floats, dce, verify)
+         sum_matmul_grads, contiguous_transposes, python_floats, dce, verify)
 
 #: passes that write calls of helpers only NumPy has (stacked loop rows, matmul
-#: gradients summed per batch, gate adjoints joined) or rely on NumPy's scalars
-#: (Python floats): ``FINAL`` without them serves other array libraries
-NUMPY_ONLY = (batch_popped, sum_matmul_grads, concat_slice_grads, python_floats)
+#: gradients summed per batch, gate adjoints joined), rely on NumPy's scalars
+#: (Python floats) or choose NumPy's memory layout (row-major copies of
+#: transposed weights): ``FINAL`` without them serves other array libraries
+NUMPY_ONLY = (batch_popped, sum_matmul_grads, concat_slice_grads, contiguous_transposes,
+              python_floats)
 FINAL_ANY_LIBRARY = tuple(p for p in FINAL if p not in NUMPY_ONLY)
 
 #: optimisations made while differentiating rather than by a pass: reverse

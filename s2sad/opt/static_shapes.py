@@ -142,6 +142,11 @@ def _scan(ops, shapes, values, pushed):
         elif op.regions:
             for r in op.regions:        # their values are the region's own; nothing flows out
                 _scan(r.ops, shapes, values, pushed)
+        elif p.name in _PIECES:
+            found = _PIECES[p.name](op, shapes)
+            if found is not None:
+                for o, shape in zip(op.outs, found):
+                    shapes[o.id] = shape
         elif len(op.outs) == 1:
             _single(op, shapes, values)
 
@@ -253,6 +258,8 @@ def _rule(op, shapes, values):
         return _indexed(_shape(args[0], shapes), args[1], values)
     if isinstance(p, M.MatMulExt):
         return _matmul(_shape(args[0], shapes), _shape(args[1], shapes))
+    if name in ("Stack", "Concat"):
+        return _joined(name, p.axis, args[0], shapes)
     if isinstance(p, M._Reduce):
         return _reduced(_shape(args[0], shapes), args[1] if len(args) > 1 else Const(()),
                         p.keep_dims)
@@ -350,6 +357,51 @@ def _matmul(a, b):
     if len(a) == 1:
         out = out[:-2] + out[-1:] if len(b) > 1 else out[:-1]
     return out
+
+
+def _unstacked(op, shapes):
+    """The shapes of ``Unstack``'s outputs: ``x`` without ``axis``, ``num`` of them."""
+    x, axis = _shape(op.args[0], shapes), op.prim.axis
+    if not x or not -len(x) <= axis < len(x) or x[axis] != len(op.outs):
+        return None
+    k = axis % len(x)
+    return [x[:k] + x[k + 1:]] * len(op.outs)
+
+
+def _split(op, shapes):
+    """The shapes of ``SplitLike``'s outputs (a concatenation's adjoint): those of
+    ``likes``, when they join to ``x``'s shape."""
+    x, likes, axis = _shape(op.args[0], shapes), op.args[1], op.prim.axis
+    if x is None or type(likes) is not tuple or len(likes) != len(op.outs) \
+            or _joined("Concat", axis, likes, shapes) != x:
+        return None
+    return [_shape(a, shapes) for a in likes]
+
+
+#: ops of several outputs (one, too, for some counts), by name: their outputs' shapes
+_PIECES = {"Unstack": _unstacked, "SplitLike": _split}
+
+
+def _joined(name, axis, parts, shapes):
+    """The shape of ``np.stack(parts, axis)`` or ``np.concatenate(parts, axis)``
+    (``parts`` a tuple of values of known shapes), or None."""
+    if type(parts) is not tuple or not parts or type(axis) is not int:
+        return None
+    found = [_shape(a, shapes) for a in parts]
+    if any(f is None for f in found) or len({len(f) for f in found}) != 1:
+        return None
+    n = len(found[0])
+    if name == "Stack":
+        if len(set(found)) != 1 or not -(n + 1) <= axis <= n:
+            return None
+        k = axis % (n + 1)
+        return found[0][:k] + (len(found),) + found[0][k:]
+    if not n or not -n <= axis < n:
+        return None
+    k = axis % n
+    if len({f[:k] + f[k + 1:] for f in found}) != 1:
+        return None
+    return found[0][:k] + (sum(f[k] for f in found),) + found[0][k + 1:]
 
 
 def _reduced(shape, axis, keep_dims):

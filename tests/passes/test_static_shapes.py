@@ -72,6 +72,17 @@ def reductions(x):
     m = np.max(x, axis=1, keepdims=True)
     s = np.sum(np.exp(x - m), axis=(0, 1))
     return s + np.sum(np.mean(x, axis=0) * x[1:, 0:1])
+
+
+def joins(x, y, b):
+    # stacked, split again and concatenated: every piece has a shape known from x's
+    s = np.stack([x, y * x], axis=1)
+    first, second = ops.unstack(np.tanh(s), 1, num=2)
+    c = np.concatenate([first, second * b, x], axis=0)
+    h = x
+    for t in range(3):      # a carried value whose adjoint starts from an unstacked piece
+        h = np.tanh(h * first + b)
+    return np.sum(c * c) + np.sum(ops.unstack(np.stack([h, h * h]), 0, num=2)[1])
 """
 
 NO_SHAPE_PASS = {"disabled_passes": {"static_shapes"}}
@@ -161,6 +172,17 @@ def test_index_shapes_are_numpys():
     assert S._indexed((4, 3), Const((True,)), {}) is None
 
 
+def test_stack_and_concatenate_shapes_are_numpys():
+    from s2sad.ir import Const
+    for parts in [[(4,)], [(4,), (4,)], [(2, 4), (2, 4), (2, 4)], [(2, 4), (3, 4)],
+                  [(2, 4), (2, 3)], [(4, 3), (4,)], [(1, 4, 3), (1, 4, 3)], [()]]:
+        for axis in (0, 1, -1, 2, -3, 3):
+            args = tuple(Const(np.ones(p)) for p in parts)
+            for name, fn in (("Stack", np.stack), ("Concat", np.concatenate)):
+                want = numpy_says(lambda: fn([np.ones(p) for p in parts], axis=axis))
+                assert S._joined(name, axis, args, {}) == want, (name, parts, axis)
+
+
 # ---------------------------------------------------- specialised gradients
 def test_lstm_drops_its_shape_work_and_keeps_its_gradient(src):
     rng = np.random.default_rng(3)
@@ -186,6 +208,8 @@ def test_lstm_drops_its_shape_work_and_keeps_its_gradient(src):
     ("broadcast_rows", (np.linspace(0.2, 0.9, 6).reshape(2, 3), np.linspace(-1, 1, 3))),
     ("reductions", (np.linspace(-1, 1, 12).reshape(3, 4),)),
     ("shape_tuples", (np.ones(5), np.linspace(0.2, 0.9, 2))),
+    ("joins", (np.linspace(-1, 1, 12).reshape(3, 4), np.linspace(0.5, 2, 12).reshape(3, 4),
+               np.linspace(-0.3, 0.4, 4))),
 ])
 def test_specialised_gradients_are_the_general_ones(src, name, args):
     fn = getattr(src, name)
