@@ -59,8 +59,9 @@ def _rnn_relu_step(xw, h, w_hh_t, b_hh, size):
 def _gru_step(gi, h, w_hh_t, b_hh, size):
     """h' = (1 - z) * n + z * h with n = tanh(i_n + r * h_n) (the reset gate acts after W_hn)."""
     gh = _affine(h, w_hh_t, b_hh)
-    r = ops.sigmoid(gi[:, :size] + gh[:, :size])
-    z = ops.sigmoid(gi[:, size:2 * size] + gh[:, size:2 * size])
+    r_z = ops.sigmoid(gi[:, :2 * size] + gh[:, :2 * size])     # adjacent gates: one call
+    r = r_z[:, :size]
+    z = r_z[:, size:]
     n = ops.tanh(gi[:, 2 * size:] + r * gh[:, 2 * size:])
     return n + z * (h - n)
 
@@ -69,8 +70,10 @@ def _lstm_step(xw, state, w_hh_t, b_hh, size):
     """(h, c) -> (h', c'): c' = f * c + i * g, h' = o * tanh(c')."""
     h, c = state
     gates = xw + _affine(h, w_hh_t, b_hh)
-    i = ops.sigmoid(gates[:, :size])
-    f = ops.sigmoid(gates[:, size:2 * size])
+    # the input and forget gates are adjacent: one sigmoid call (and one range check) for both
+    i_f = ops.sigmoid(gates[:, :2 * size])
+    i = i_f[:, :size]
+    f = i_f[:, size:]
     g = ops.tanh(gates[:, 2 * size:3 * size])
     o = ops.sigmoid(gates[:, 3 * size:])
     c = f * c + i * g
