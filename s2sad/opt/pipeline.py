@@ -29,7 +29,6 @@ from .layout import contiguous_transposes
 from .slices import sum_slice_grads, concat_slice_grads
 from .recurrences import scale_recurrences
 from .hoist import hoist_invariants
-from .sigmoids import fuse_sigmoids
 from .carried import drop_dead_carried
 from .batch import batch_popped
 from .algebra import fold_negations
@@ -49,7 +48,7 @@ def verify_step(func):
 
 
 #: the forward program, as traced
-TRACE = (fuse_sigmoids, hoist_invariants, verify_step)
+TRACE = (hoist_invariants, verify_step)
 
 #: a gradient inlined into a program to be differentiated again: simplified
 #: between orders, so the next derivative differentiates less

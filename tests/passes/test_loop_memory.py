@@ -118,9 +118,7 @@ def test_same_bits_as_before_and_central_differences(mod, name):
 def test_exact_ops_recomputed_after_the_pop(mod):
     args, _ = _args(mod)["sigmoid_loop"]
     G.cache.clear()
-    # the sigmoid op by op (written out, it is otherwise one op: ``opt/sigmoids.py``)
-    with s2sad.options(disabled_passes={"fuse_sigmoids"}):
-        src = s2sad.get_source(ops.GradOperation()(mod.sigmoid_loop), *args)
+    src = s2sad.get_source(ops.GradOperation()(mod.sigmoid_loop), *args)
     push = next(line for line in src.splitlines() if ".append(" in line)
     # exp(-x) alone is pushed (x's adjoint reads no x); 1 + e and 1 / (1 + e) are not
     assert push.strip().startswith("stack.append(exp_neg") and "," not in push, push

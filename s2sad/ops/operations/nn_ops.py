@@ -151,24 +151,15 @@ class GeLUGrad(Primitive):
 
 
 class Sigmoid(Primitive):
-    """1 / (1 + exp(-x)), without overflow for either sign.
-
-    ``written``: the two constants of that expression as a user's code wrote it
-    (``opt/sigmoids.py`` found it there); the code then computes it as written,
-    so its values and warnings are the user's, and only its derivative is
-    this primitive's.
-    """
+    """1 / (1 + exp(-x)), without overflow for either sign."""
     rounded = True
     elementwise = True
     formula = "dx = dout * out * (1 - out)"
 
-    def __init__(self, written=None):
-        super().__init__(**({} if written is None else {"written": tuple(written)}))
+    def __init__(self):
+        super().__init__()
 
     def emit(self, x):
-        written = self.attrs.get("written")
-        if written is not None:
-            return "%r / (%r + xp.exp(-%s))" % (written[0], written[1], x)
         return "rt.nn_sigmoid(%s)" % x
 
 
