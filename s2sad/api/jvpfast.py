@@ -50,10 +50,6 @@ class JvpFastPath:
     def matches(self, fn, inputs, v):
         return self.extra(fn, inputs, v) is not None
 
-    def run(self, fn, inputs, v):
-        entry = self.entry
-        return entry.fn(*inputs, *entry.inputs.read(None, fn), *v)
-
 
 class Prepared:
     """The prepared paths of one cache, by code object: ``fn``'s, or the ``slot`` given
@@ -65,7 +61,7 @@ class Prepared:
         self.paths = {}
 
     def lookup(self, fn, inputs, v, slot=None):
-        """The path prepared for this call, or None (take the general path)."""
+        """The path prepared for this call, or None (the one ``call`` takes: for inspection)."""
         if type(fn) is not _FUNCTION:
             return None
         fast = self.paths.get(fn.__code__ if slot is None else slot)
