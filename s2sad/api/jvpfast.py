@@ -62,25 +62,23 @@ class Prepared:
 
     def lookup(self, fn, inputs, v, slot=None):
         """The path prepared for this call, or None (the one ``call`` takes: for inspection)."""
-        if type(fn) is not _FUNCTION:
-            return None
-        fast = self.paths.get(fn.__code__ if slot is None else slot)
-        if fast is None or not fast.matches(fn, inputs, v):
-            return None
-        return fast
+        return self._fitting(fn, inputs, v, slot)[0]
 
     def call(self, fn, inputs, v, slot=None):
         """The entry's outputs for this call through its prepared path, or ``MISS``
         where none serves it (take the general path)."""
-        if type(fn) is not _FUNCTION:
-            return MISS
-        fast = self.paths.get(fn.__code__ if slot is None else slot)
+        fast, extra = self._fitting(fn, inputs, v, slot)
         if fast is None:
             return MISS
-        extra = fast.extra(fn, inputs, v)
-        if extra is None:
-            return MISS
         return fast.entry.fn(*inputs, *extra, *v)
+
+    def _fitting(self, fn, inputs, v, slot):
+        """``(path, the values it passes after the inputs)``, or ``(None, None)``."""
+        if type(fn) is not _FUNCTION:
+            return None, None
+        fast = self.paths.get(fn.__code__ if slot is None else slot)
+        extra = None if fast is None else fast.extra(fn, inputs, v)
+        return (None, None) if extra is None else (fast, extra)
 
     def remember(self, fn, entry, inputs, v, slot=None):
         """Prepare the path for calls like this one, which the general path ran with

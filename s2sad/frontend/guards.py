@@ -302,7 +302,6 @@ class GuardSet:
         exec(compile(body, "<s2sad guards>", "exec"), ns)
         return ns["check"]
 
-
     def compile_reading(self, reads):
         """One function ``read(root, fn)``: the values a call passes for ``reads`` when
         every guard holds, else None (a prepared call path's check and read in one).
