@@ -4,14 +4,13 @@ One line per primitive, written from the primitive's own ``emit`` template,
 grouped under ``# line N: <source>`` comments that point at the user's file.
 """
 import os
-import re
 
 from ..opt.liveness import body_releases, peak_in_place, read_after, releases, schedule
 from ..ir.nodes import Var, Const, leaves, use_counts
 from ..ops.operations import array_ops as A
 from .literals import (is_literal as _is_literal, literal as _literal,
                        subscript_part as _subscript_part)
-from .namer import Namer, GENERAL
+from .namer import Namer, GENERAL, unnumbered
 from ..runtime import UNDEFINED
 
 
@@ -284,7 +283,7 @@ class CodeGen:
                 for p in func.params:
                     # the callee's parameter name, or the caller's name without its suffix
                     base = op.prim.frame.binds.get(p.id) or \
-                        re.sub(r"_\d+$", "", self.namer.names.get(p.id, "v"))
+                        unnumbered(self.namer.names.get(p.id, "v"))
                     gen.namer.names[p.id] = gen.namer.fresh(base)
                 func.name = name
                 self.chunks[name] = gen.function(func, explain=explain).rstrip("\n")
@@ -308,7 +307,7 @@ class CodeGen:
         for k, o in enumerate(op.outs):
             if o.id not in self.namer.names and k < len(inside):
                 # named as the function names it (without its numeric suffix)
-                self.namer.names[o.id] = self.namer.fresh(re.sub(r"_\d+$", "", inside[k]))
+                self.namer.names[o.id] = self.namer.fresh(unnumbered(inside[k]))
             outs.append(self.namer.define(o, op))
         lines.append("%s%s = %s(%s)" % (indent, ", ".join(outs), op.prim.fname, args))
 

@@ -23,10 +23,18 @@ RESERVED = set(keyword.kwlist) | {GENERAL, "xp", "rt", "None", "True", "False", 
 
 
 def _clean(hint):
-    hint = re.sub(r"\W", "_", str(hint))
+    hint = str(hint)
+    if not hint.replace("_", "a").isalnum():   # str.isalnum is re's \w less "_": no regex
+        hint = re.sub(r"\W", "_", hint)        # compiled on first need, not at import
     if not hint or hint[0].isdigit():
         hint = "v_" + hint
     return hint
+
+
+def unnumbered(name):
+    """``name`` without a ``_<digits>`` ending (``x_2`` -> ``x``)."""
+    head, sep, tail = name.rpartition("_")
+    return head if sep and tail.isdecimal() else name
 
 
 class Namer:
@@ -38,10 +46,10 @@ class Namer:
 
     def fresh(self, base):
         base = _clean(base)
-        if base not in self.used and not re.match(r"_k\d+$", base):
+        if base not in self.used and not (base.startswith("_k") and base[2:].isdecimal()):
             self.used.add(base)
             return base
-        stem = re.sub(r"_\d+$", "", base) or base
+        stem = unnumbered(base) or base
         i = self.next_suffix.get(stem, 1)
         while "%s_%d" % (stem, i) in self.used:
             i += 1

@@ -7,6 +7,7 @@ line with a caret, so no half-transformed program is ever produced.
 import gast
 
 from ..errors import UnsupportedSyntaxError
+from . import treecache
 
 # node type -> what to tell the user
 _REJECTED = {
@@ -48,6 +49,8 @@ def fence(info):
         if msg:
             raise UnsupportedSyntaxError(msg, info.loc(node))
     info.fenced = True
+    if getattr(info, "kept", None) is not None:
+        treecache.passed_fence(*info.kept)
     return info
 
 

@@ -20,6 +20,7 @@ import gast
 
 from ..compat import getline, module_name
 from ..errors import CompileError, Location, NoGradientRuleError
+from . import treecache
 
 
 class SourceInfo:
@@ -30,6 +31,7 @@ class SourceInfo:
         self.tree = tree
         self.col_shift = col_shift
         self.qualname = qualname
+        self.kept = None        # (file, first line): where ``treecache`` keeps the tree
 
     def loc(self, node):
         lineno = getattr(node, "lineno", None) or self.tree.lineno
@@ -53,6 +55,7 @@ def _forget(ref, key):
 def clear_cache():
     """Forget every parsed source (``s2sad.clear_caches``)."""
     _cache.clear()
+    treecache.forget()
 
 
 def get_source_info(fn, call_loc=None):
@@ -72,6 +75,14 @@ def get_source_info(fn, call_loc=None):
     # wrapper's ``__wrapped__`` to the undecorated function, whose source is
     # not what the user calls
     where = code if code is not None else fn
+    own = code is not None and treecache.is_own(code.co_filename)
+    kept = treecache.get(code.co_filename, code.co_firstlineno) if own else None
+    if kept is not None:
+        fdef, col_shift, fenced = kept
+        info = SourceInfo(code.co_filename, fdef, col_shift,
+                          getattr(fn, "__qualname__", fdef.name))
+        info.kept, info.fenced = (code.co_filename, code.co_firstlineno), fenced
+        return _remember(code, info)
     try:
         lines, first = _source_lines(where)
         filename = inspect.getsourcefile(where) or inspect.getfile(where)
@@ -91,6 +102,9 @@ def get_source_info(fn, call_loc=None):
         raise NoGradientRuleError(
             "cannot read the source of %s as a function definition" % describe(fn), call_loc)
     info = SourceInfo(filename, fdef, col_shift, getattr(fn, "__qualname__", fdef.name))
+    if own:
+        treecache.put(code.co_filename, code.co_firstlineno, fdef, col_shift)
+        info.kept = (code.co_filename, code.co_firstlineno)
     return _remember(code, info) if code is not None else info
 
 
