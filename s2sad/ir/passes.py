@@ -4,6 +4,7 @@ They read only what every primitive declares (``stateful``, ``key()``, its code
 template), so they sit with the IR; the passes that know particular primitives
 are in ``s2sad/opt/``.
 """
+from .control import Copy, If, StackPop
 from .nodes import Var, leaves, substitute
 
 
@@ -24,7 +25,6 @@ def dce(func):
 
 def _block(ops, live):
     """Mark which of ``ops`` to keep (updating ``live``); prunes regions in place."""
-    from .control import If
     keep = [False] * len(ops)
     for i in range(len(ops) - 1, -1, -1):
         op = ops[i]
@@ -94,14 +94,14 @@ def _substituted(func, block, *extra):
 def _cse_block(ops, table, subst):
     """The ops of ``ops`` kept; ``table`` maps op keys to outputs, ``subst`` records
     drops; a ``table`` of None: only the ``stop_gradient`` ops are dropped."""
-    from .control import StackPop
     kept = []
     for op in ops:
-        op.args = [substitute(a, subst) for a in op.args]
-        if isinstance(op.prim, StackPop):
-            # a pop rebinds the values pushed; a pushed value merged into
-            # another is rebound under the name that is still read
-            op.outs = [substitute(o, subst) for o in op.outs]
+        if subst:       # none yet: nothing to follow (the first ops, or a pass with no drop)
+            op.args = [substitute(a, subst) for a in op.args]
+            if isinstance(op.prim, StackPop):
+                # a pop rebinds the values pushed; a pushed value merged into
+                # another is rebound under the name that is still read
+                op.outs = [substitute(o, subst) for o in op.outs]
         for r in op.regions:
             r.ops = _cse_block(r.ops, None if table is None else dict(table), subst)
             r.result = tuple(substitute(x, subst) for x in r.result)
@@ -154,19 +154,36 @@ def _identity_input(op, stops=False):
     keep-dims ``ExpandReduced``...), read off its code template, or ``None``.
     Such an op that is not differentiable (``stop_gradient``) blocks a later
     derivative: only the ``stops`` are read through, and only with ``stops``."""
-    from .control import Copy
     if isinstance(op.prim, Copy):
         return None if stops else 0
     if op.regions or op.prim.stateful or len(op.outs) != 1 or not op.args:
         return None
-    if stops == op.prim.differentiable:
+    prim = op.prim
+    if stops == prim.differentiable:
         return None
+    # a primitive that is its class alone (no attributes, nothing else set on it)
+    # emits what its class does: asked once per class and input count
+    plain = not prim.attrs and getattr(prim, "__dict__", None) is not None \
+        and prim.__dict__.keys() == _PLAIN_FIELDS
+    if plain:
+        known = _IDENTITY.get((type(prim), len(op.args)), _UNKNOWN)
+        if known is not _UNKNOWN:
+            return known
     names = ["_in%d_" % i for i in range(len(op.args))]
     try:
-        text = op.prim.emit(*names)
+        text = prim.emit(*names)
     except Exception:
-        return None
-    return names.index(text) if text in names else None
+        text = None
+    found = names.index(text) if text in names else None
+    if plain:
+        _IDENTITY[type(prim), len(op.args)] = found
+    return found
+
+
+# (primitive class, input count) -> ``_identity_input``'s answer, for plain primitives
+_IDENTITY = {}
+_UNKNOWN = object()
+_PLAIN_FIELDS = {"name", "attrs", "_eager"}
 
 
 def _arg_key(a):
