@@ -7,16 +7,31 @@ so the message reads like a Python ``SyntaxError``.
 
 
 class Location:
-    """A place in user source: file, 1-based line, 0-based column, function name."""
+    """A place in user source: file, 1-based line, 0-based column, function name.
 
-    __slots__ = ("filename", "lineno", "col", "source_line", "func")
+    ``source_line`` None: the line is read from ``linecache`` when first asked
+    for (compiling makes a location for most nodes it walks; few are shown).
+    """
+
+    __slots__ = ("filename", "lineno", "col", "_line", "func")
 
     def __init__(self, filename, lineno, col=0, source_line="", func=""):
         self.filename = filename
         self.lineno = lineno
         self.col = col
-        self.source_line = source_line
+        self._line = source_line
         self.func = func
+
+    @property
+    def source_line(self):
+        if self._line is None:
+            from .compat import getline
+            self._line = getline(self.filename, self.lineno)
+        return self._line
+
+    @source_line.setter
+    def source_line(self, text):
+        self._line = text
 
     def __repr__(self):
         return "Location(%r, %r, %r)" % (self.filename, self.lineno, self.col)

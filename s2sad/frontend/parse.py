@@ -18,7 +18,7 @@ import weakref
 
 import gast
 
-from ..compat import getline, module_name
+from ..compat import module_name
 from ..errors import CompileError, Location, NoGradientRuleError
 from . import treecache
 
@@ -36,8 +36,7 @@ class SourceInfo:
     def loc(self, node):
         lineno = getattr(node, "lineno", None) or self.tree.lineno
         col = (getattr(node, "col_offset", 0) or 0) + self.col_shift
-        return Location(self.filename, lineno, col,
-                        getline(self.filename, lineno), self.qualname)
+        return Location(self.filename, lineno, col, None, self.qualname)
 
 
 # id(code) -> (weak reference to the code, SourceInfo): by identity, since code objects

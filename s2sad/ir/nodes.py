@@ -17,7 +17,14 @@ _ids = itertools.count()
 
 def snake_case(name):
     """``ReduceSum`` -> ``reduce_sum``: a primitive's name as part of a value's name."""
-    return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).lower()
+    found = _snake.get(name)
+    if found is None:
+        found = _snake[name] = re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).lower()
+    return found
+
+
+# primitive name -> its snake case: codegen names most values after their primitive
+_snake = {}
 
 
 class Var:
