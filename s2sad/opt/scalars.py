@@ -15,16 +15,16 @@ A real ``np.ndarray`` of shape ``()`` is 0-d too: its spec is
 """
 import numpy as np
 
+from ..ir import control as C
 from ..ir.nodes import Var, Const, substitute, walk_ops
+from ..ops.operations import array_ops as A
+from ..ops.operations import math_ops as M
 from .shapes import _replace_block
 
 
 def scalar_shapes(func):
     """Drop broadcasts between 0-d values and checks that a 0-d output is one element;
     accumulate 0-d gradients by addition."""
-    from ..ops.operations import array_ops as A
-    from ..ops.operations import math_ops as M
-    from ..ir.control import AccumulateAt
     known = known_scalars(func)
     if not known:
         return func
@@ -44,7 +44,7 @@ def scalar_shapes(func):
     func.result = substitute(func.result, subst)
     _drop_scalar_checks(func, zero_d)
     for op in walk_ops(func.body):
-        acc, index, d = op.args if isinstance(op.prim, AccumulateAt) else (None, None, None)
+        acc, index, d = op.args if isinstance(op.prim, C.AccumulateAt) else (None, None, None)
         if zero_d(acc) and zero_d(d) and isinstance(index, Const) and index.value is Ellipsis:
             op.prim, op.args = M.Add(), [acc, d]     # a new 0-d value, no array to add into
     return func
@@ -77,7 +77,6 @@ def known_scalars(func):
 
 def _scan(ops, known, pushed):
     """Add to ``known`` the 0-d values ``ops`` make; ``pushed``: stack id -> pushed values."""
-    from ..ir import control as C
     for op in ops:
         if isinstance(op.prim, (C.ForRange, C.While)):
             _loop(op, known, pushed)
@@ -101,7 +100,6 @@ def _scan(ops, known, pushed):
 
 def _loop(op, known, pushed):
     """A loop's 0-d values, assuming fewer carried values 0-d until the body agrees."""
-    from ..ir import control as C
     body = op.regions[-1]
     init = op.args[3:] if isinstance(op.prim, C.ForRange) else op.args
     if len(body.result) != len(init) or len(op.outs) != len(init):
@@ -126,8 +124,6 @@ def _loop(op, known, pushed):
 
 def _makes_0d(op, known):
     """Whether the single-output, region-free ``op`` makes a 0-d value from what is known."""
-    from ..ir import control as C
-    from ..ops.operations.math_ops import _Reduce
     p, args = op.prim, op.args
     k = p.output_shape_of
     if k is not None:
@@ -138,7 +134,7 @@ def _makes_0d(op, known):
         return True
     if p.name == "GetItem" and isinstance(args[0], Var) and ("shape", args[0].id) in known:
         return isinstance(args[1], Const) and type(args[1].value) is int   # a Python int
-    if isinstance(p, _Reduce):      # a reduction over every axis, without keeping them
+    if isinstance(p, M._Reduce):      # a reduction over every axis, without keeping them
         axis = args[1] if len(args) > 1 else Const(())
         every = isinstance(axis, Const) and (axis.value is None or isinstance(axis.value, tuple) and not axis.value)
         return every and not p.keep_dims

@@ -55,9 +55,10 @@ def _replace_block(ops, subst, replacement):
     """
     from ..ir.control import StackPop
     for op in ops:
-        op.args = [substitute(a, subst) for a in op.args]
-        if isinstance(op.prim, StackPop):
-            op.outs = [substitute(o, subst) for o in op.outs]
+        if subst:       # nothing replaced yet: nothing to follow
+            op.args = [substitute(a, subst) for a in op.args]
+            if isinstance(op.prim, StackPop):
+                op.outs = [substitute(o, subst) for o in op.outs]
         for r in op.regions:
             _replace_block(r.ops, subst, replacement)
             r.result = tuple(substitute(v, subst) for v in r.result)
