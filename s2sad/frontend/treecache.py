@@ -10,12 +10,14 @@ hold for them too) when the process exits, and later processes read them.
 
 A module's trees are valid for the size and modification time of its source
 file (what Python checks a ``.pyc`` by), for this Python (the cache tag in the
-file's name), this gast and this format; any other file is ignored and
+file's name), this gast, this format and the files that make and check trees
+(this one, ``parse.py``, ``fence.py``: an edited parser or fence is not
+answered by trees the old one made); any other file is ignored and
 rewritten.  Each tree is pickled as it is parsed, before compiling reads or
-marks it; that it passed the fence (``fence.py``) is kept with it, so a
-kept tree is not walked again.  Only s2sad's own files are kept: a user's change as they work.  A
-cache that cannot be read or written (a read-only install, a damaged file) is
-left out, never an error.
+marks it; that it passed the fence is kept with it, so a kept tree is not
+walked again.  Only s2sad's own files are kept: a user's change as they
+work.  A cache that cannot be read or written (a read-only install, a
+damaged file) is left out, never an error.
 """
 import atexit
 import importlib.util
@@ -44,9 +46,29 @@ def is_own(filename):
     return bool(filename) and filename.startswith(_OWN_DIR) and filename.endswith(".py")
 
 
-def _stamp(filename):
+def _file_stamp(filename):
     st = os.stat(filename)
-    return (FORMAT, gast.__version__, st.st_size, st.st_mtime_ns)
+    return st.st_size, st.st_mtime_ns
+
+
+def _producer():
+    """What made and checked the trees: this module, the parser and the fence,
+    as files (so an edited s2sad never reads trees an older one made)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    try:
+        return tuple(_file_stamp(os.path.join(here, name))
+                     for name in ("treecache.py", "parse.py", "fence.py"))
+    except OSError:
+        return None
+
+
+_PRODUCER = _producer()
+
+
+def _stamp(filename):
+    if _PRODUCER is None:
+        raise OSError("s2sad's own parser files cannot be read")
+    return (FORMAT, gast.__version__, _PRODUCER) + _file_stamp(filename)
 
 
 def cache_path(filename):
@@ -140,7 +162,7 @@ def _write(path, content):
         with open(tmp, "wb") as f:
             pickle.dump(content, f, protocol=pickle.HIGHEST_PROTOCOL)
         os.replace(tmp, path)       # a reader sees the old file or the new, whole
-    except OSError:
+    except Exception:               # at exit: nothing to report, nothing lost but time
         try:
             os.remove(tmp)
         except OSError:

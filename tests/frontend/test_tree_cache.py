@@ -87,6 +87,20 @@ def test_a_damaged_or_foreign_file_is_ignored(prefix, monkeypatch):
     assert treecache.get(src, 1) is None
 
 
+def test_an_edited_parser_or_fence_reads_no_old_tree(prefix, monkeypatch):
+    """The files that make and check trees are part of what a tree is valid for."""
+    src = _source(prefix)
+    treecache.put(src, 1, _tree("def f(x):\n    return x * 2\n"), 0)
+    treecache.flush()
+    treecache._modules.clear()
+    assert treecache.get(src, 1) is not None
+    treecache._modules.clear()
+    parse_py = (treecache._PRODUCER[1][0] + 1, treecache._PRODUCER[1][1])
+    monkeypatch.setattr(treecache, "_PRODUCER",
+                        (treecache._PRODUCER[0], parse_py, treecache._PRODUCER[2]))
+    assert treecache.get(src, 1) is None
+
+
 def test_nothing_is_written_without_bytecode(prefix, monkeypatch):
     monkeypatch.setattr(sys, "dont_write_bytecode", True)
     src = _source(prefix)
