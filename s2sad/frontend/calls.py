@@ -555,23 +555,28 @@ def signature(fn):
     """``fn``'s own parameters: a decorator's wrapper is walked with its own source,
     so its ``(*args, **kwargs)`` bind, not the wrapped function's parameters.
 
-    A plain function's is kept per code while its defaults are the same objects
+    A plain function's is kept per code while its defaults are the same tuple
     (what binding reads besides the code; annotations are not read): compiling
     binds each call it inlines, and a rule is a new closure for each op it
-    differentiates (a LeNet's compile bound 190 calls, a millisecond).
+    differentiates (a LeNet's compile bound 190 calls, a millisecond).  Not
+    kept for a function with keyword-only defaults (a dict, changed in place)
+    or attributes other than s2sad's own and ``__wrapped__`` (``inspect``
+    reads ``__signature__`` and a ``partialmethod``'s, functions that share
+    one code).
     """
-    if type(fn) is not types.FunctionType or "__signature__" in fn.__dict__:
+    if type(fn) is not types.FunctionType or fn.__kwdefaults__ is not None \
+            or not all(k.startswith("__s2sad") or k == "__wrapped__" for k in fn.__dict__):
         return inspect.signature(fn, follow_wrapped=False)
-    defaults, kwdefaults = fn.__defaults__, fn.__kwdefaults__
+    defaults = fn.__defaults__
     hit = _signatures.get(fn.__code__)
-    if hit is not None and hit[0] is defaults and hit[1] is kwdefaults:
-        return hit[2]
+    if hit is not None and hit[0] is defaults:
+        return hit[1]
     sig = inspect.signature(fn, follow_wrapped=False)
-    _signatures[fn.__code__] = (defaults, kwdefaults, sig)
+    _signatures[fn.__code__] = (defaults, sig)
     return sig
 
 
-# code -> (the defaults and keyword defaults its signature was made with, the signature)
+# code -> (the defaults its signature was made with, the signature)
 _signatures = weakref.WeakKeyDictionary()
 
 

@@ -31,7 +31,7 @@ class SourceInfo:
         self.tree = tree
         self.col_shift = col_shift
         self.qualname = qualname
-        self.kept = None        # (file, first line): where ``treecache`` keeps the tree
+        self.kept = None        # (file, first line, stamp): where ``treecache`` keeps the tree
 
     def loc(self, node):
         lineno = getattr(node, "lineno", None) or self.tree.lineno
@@ -74,14 +74,15 @@ def get_source_info(fn, call_loc=None):
     # wrapper's ``__wrapped__`` to the undecorated function, whose source is
     # not what the user calls
     where = code if code is not None else fn
-    own = code is not None and treecache.is_own(code.co_filename)
-    kept = treecache.get(code.co_filename, code.co_firstlineno) if own else None
-    if kept is not None:
-        fdef, col_shift, fenced = kept
-        info = SourceInfo(code.co_filename, fdef, col_shift,
-                          getattr(fn, "__qualname__", fdef.name))
-        info.kept, info.fenced = (code.co_filename, code.co_firstlineno), fenced
-        return _remember(code, info)
+    stamp = None
+    if code is not None and treecache.is_own(code.co_filename):
+        kept, stamp = treecache.get(code.co_filename, code.co_firstlineno)
+        if kept is not None:
+            fdef, col_shift, fenced = kept
+            info = SourceInfo(code.co_filename, fdef, col_shift,
+                              getattr(fn, "__qualname__", fdef.name))
+            info.kept, info.fenced = (code.co_filename, code.co_firstlineno, stamp), fenced
+            return _remember(code, info)
     try:
         lines, first = _source_lines(where)
         filename = inspect.getsourcefile(where) or inspect.getfile(where)
@@ -101,9 +102,9 @@ def get_source_info(fn, call_loc=None):
         raise NoGradientRuleError(
             "cannot read the source of %s as a function definition" % describe(fn), call_loc)
     info = SourceInfo(filename, fdef, col_shift, getattr(fn, "__qualname__", fdef.name))
-    if own:
-        treecache.put(code.co_filename, code.co_firstlineno, fdef, col_shift)
-        info.kept = (code.co_filename, code.co_firstlineno)
+    if stamp is not None:
+        treecache.put(code.co_filename, code.co_firstlineno, fdef, col_shift, stamp)
+        info.kept = (code.co_filename, code.co_firstlineno, stamp)
     return _remember(code, info) if code is not None else info
 
 

@@ -13,7 +13,8 @@ file (what Python checks a ``.pyc`` by), for this Python (the cache tag in the
 file's name), this gast, this format and the files that make and check trees
 (this one, ``parse.py``, ``fence.py``: an edited parser or fence is not
 answered by trees the old one made); any other file is ignored and
-rewritten.  Each tree is pickled as it is parsed, before compiling reads or
+rewritten.  A tree parsed after its file changed in the middle of a process
+is not kept.  Each tree is pickled as it is parsed, before compiling reads or
 marks it; that it passed the fence is kept with it, so a kept tree is not
 walked again.  Only s2sad's own files are kept: a user's change as they
 work.  A cache that cannot be read or written (a read-only install, a
@@ -53,12 +54,14 @@ def _file_stamp(filename):
 
 def _producer():
     """What made and checked the trees: this module, the parser and the fence,
-    as files (so an edited s2sad never reads trees an older one made)."""
+    and gast, as files (so an edited s2sad never reads trees an older one made;
+    gast before 0.5.3 has no ``__version__``)."""
     here = os.path.dirname(os.path.abspath(__file__))
     try:
         return tuple(_file_stamp(os.path.join(here, name))
-                     for name in ("treecache.py", "parse.py", "fence.py"))
-    except OSError:
+                     for name in ("treecache.py", "parse.py", "fence.py")) + \
+            (getattr(gast, "__version__", None), _file_stamp(gast.gast.__file__))
+    except (OSError, AttributeError, TypeError):
         return None
 
 
@@ -68,7 +71,7 @@ _PRODUCER = _producer()
 def _stamp(filename):
     if _PRODUCER is None:
         raise OSError("s2sad's own parser files cannot be read")
-    return (FORMAT, gast.__version__, _PRODUCER) + _file_stamp(filename)
+    return (FORMAT, _PRODUCER) + _file_stamp(filename)
 
 
 def cache_path(filename):
@@ -80,13 +83,11 @@ def cache_path(filename):
     return pyc[:-len(".pyc")] + _SUFFIX
 
 
-def _entry(filename):
+def _entry(filename, stamp):
+    """The trees of ``filename`` as of ``stamp`` (its stamp now): read from disk the
+    first time, and again whenever the file changed (an edited module reloaded)."""
     entry = _modules.get(filename)
-    if entry is None:
-        try:
-            stamp = _stamp(filename)
-        except OSError:
-            stamp = None
+    if entry is None or entry[0] != stamp:
         blobs, fenced = {}, set()
         path = cache_path(filename) if stamp is not None else None
         if path is not None:
@@ -102,30 +103,40 @@ def _entry(filename):
 
 
 def get(filename, first_line):
-    """``(tree, column shift, passed the fence)`` of the function at ``first_line`` of
-    ``filename``, or None."""
+    """``(kept, stamp)``: ``kept`` is ``(tree, column shift, passed the fence)`` of
+    the function at ``first_line`` of ``filename`` as the file is now, or None;
+    ``stamp`` is the file's stamp now (None: nothing is kept for it), to give
+    ``put`` with the tree parsed instead.  (Asked once per function and process:
+    the file's stamp is read each time, a few microseconds.)"""
+    try:
+        stamp = _stamp(filename)
+    except OSError:
+        return None, None
     with _lock:
-        entry = _entry(filename)
+        entry = _entry(filename, stamp)
         blob, fenced = entry[1].get(first_line), first_line in entry[3]
     if blob is None:
-        return None
+        return None, stamp
     try:
         tree, col_shift = pickle.loads(blob)
     except Exception:
-        return None
-    return tree, col_shift, fenced
+        return None, stamp
+    if not isinstance(tree, gast.FunctionDef) or type(col_shift) is not int:
+        return None, stamp
+    return (tree, col_shift, fenced), stamp
 
 
-def put(filename, first_line, tree, col_shift):
-    """Keep the tree just parsed of the function at ``first_line`` of ``filename``."""
+def put(filename, first_line, tree, col_shift, stamp):
+    """Keep the tree just parsed of the function at ``first_line`` of ``filename``,
+    whose stamp was ``stamp`` before it was read: not kept if it changed since."""
     try:
         blob = pickle.dumps((tree, col_shift), protocol=pickle.HIGHEST_PROTOCOL)
+        if _stamp(filename) != stamp:
+            return
     except Exception:
         return
     with _lock:
-        entry = _entry(filename)
-        if entry[0] is None:
-            return
+        entry = _entry(filename, stamp)
         entry[1][first_line] = blob
         entry[2] = True
         if not _flush_registered[0]:
@@ -133,11 +144,13 @@ def put(filename, first_line, tree, col_shift):
             atexit.register(flush)
 
 
-def passed_fence(filename, first_line):
-    """Keep that the tree of the function at ``first_line`` of ``filename`` passed the fence."""
+def passed_fence(filename, first_line, stamp):
+    """Keep that the tree of the function at ``first_line`` of ``filename``, as kept
+    under ``stamp``, passed the fence."""
     with _lock:
-        entry = _entry(filename)
-        if first_line in entry[1] and first_line not in entry[3]:
+        entry = _modules.get(filename)
+        if entry is not None and entry[0] == stamp and first_line in entry[1] \
+                and first_line not in entry[3]:
             entry[3].add(first_line)
             entry[2] = True
 

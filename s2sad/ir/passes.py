@@ -161,10 +161,13 @@ def _identity_input(op, stops=False):
     prim = op.prim
     if stops == prim.differentiable:
         return None
-    # a primitive that is its class alone (no attributes, nothing else set on it)
-    # emits what its class does: asked once per class and input count
-    plain = not prim.attrs and getattr(prim, "__dict__", None) is not None \
-        and prim.__dict__.keys() == _PLAIN_FIELDS
+    # one of s2sad's primitives that is its class alone (no attributes, nothing else
+    # set on it, its class's name) emits what its class does: asked once per class
+    # and input count.  A user's primitive may keep state anywhere (``__slots__``,
+    # the name given to ``PrimitiveWithInfer``): asked each time.
+    plain = not prim.attrs and type(prim).__module__.startswith("s2sad.") \
+        and getattr(prim, "__dict__", None) is not None \
+        and prim.__dict__.keys() == _PLAIN_FIELDS and prim.name == type(prim).__name__
     if plain:
         known = _IDENTITY.get((type(prim), len(op.args)), _UNKNOWN)
         if known is not _UNKNOWN:

@@ -86,6 +86,10 @@ def with_default(x, k=2.0):
     return np.sum(np.sin(x) * k)
 
 
+def with_keyword_default(x, *, k=2.0):
+    return np.sum(x ** k)
+
+
 def make_scaled(k):
     def scaled(x):
         return np.sum(np.sin(x) * k)
@@ -218,6 +222,13 @@ def test_list_contents_and_length(mod):
 
 def test_default_argument(mod):
     _twice(mod, "with_default", lambda: setattr(mod.with_default, "__defaults__", (4.0,)))
+
+
+def test_keyword_default_changed_in_place(mod):
+    """``__kwdefaults__`` is a dict: changed in place, the same object holds a new
+    default, which the next call binds (and compiles for)."""
+    _twice(mod, "with_keyword_default",
+           lambda: mod.with_keyword_default.__kwdefaults__.__setitem__("k", 3.0))
 
 
 def test_closure_cell_of_a_new_closure(mod):

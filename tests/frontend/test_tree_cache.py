@@ -8,9 +8,11 @@ reading what the first wrote, against central differences.
 """
 import json
 import os
+import pickle
 import subprocess
 import sys
 import textwrap
+import types
 
 import gast
 import numpy as np
@@ -45,66 +47,114 @@ def _tree(text):
     return gast.parse(textwrap.dedent(text)).body[0]
 
 
+def _put(src, line, tree, shift=0):
+    """``treecache.put`` as ``parse`` calls it: with the stamp read before parsing."""
+    treecache.put(src, line, tree, shift, treecache.get(src, line)[1])
+
+
+def _kept(src, line):
+    return treecache.get(src, line)[0]
+
+
 def test_a_kept_tree_is_read_back_equal(prefix):
     src = _source(prefix)
     tree = _tree("def f(x):\n    return x * 2\n")
-    treecache.put(src, 1, tree, 4)
+    _put(src, 1, tree, 4)
     treecache.flush()
     assert os.path.exists(treecache.cache_path(src))
     treecache._modules.clear()          # as a new process
-    got, shift, fenced = treecache.get(src, 1)
+    got, shift, fenced = _kept(src, 1)
     assert gast.dump(got) == gast.dump(tree) and shift == 4 and not fenced
-    assert treecache.get(src, 2) is None
-    treecache.passed_fence(src, 1)
+    assert _kept(src, 2) is None
+    treecache.passed_fence(src, 1, treecache.get(src, 1)[1])
     treecache.flush()
     treecache._modules.clear()
-    assert treecache.get(src, 1)[2]
+    assert _kept(src, 1)[2]
 
 
 def test_an_edited_source_is_parsed_again(prefix):
     src = _source(prefix)
-    treecache.put(src, 1, _tree("def f(x):\n    return x * 2\n"), 0)
+    _put(src, 1, _tree("def f(x):\n    return x * 2\n"))
     treecache.flush()
     _source(prefix, "return x * 3 + 1")     # another size
     treecache._modules.clear()
-    assert treecache.get(src, 1) is None
+    assert _kept(src, 1) is None
+
+
+def test_a_tree_read_while_its_file_changed_is_not_kept(prefix):
+    """``parse`` reads the file's stamp before its source: a tree parsed from a
+    file edited in between may be either version, and is not kept."""
+    src = _source(prefix)
+    stamp = treecache.get(src, 1)[1]
+    _source(prefix, "return x * 4 + 1")
+    treecache.put(src, 1, _tree("def f(x):\n    return x * 2\n"), 0, stamp)
+    assert _kept(src, 1) is None
+    treecache.flush()
+    treecache._modules.clear()
+    assert _kept(src, 1) is None
+
+
+def test_a_module_edited_in_the_same_process_is_parsed_again(prefix):
+    """An edited module reloaded (``importlib.reload``, autoreload) gets no tree kept
+    for its old text, whose lines may now start other functions."""
+    src = _source(prefix)
+    _put(src, 1, _tree("def f(x):\n    return x * 2\n"))
+    assert _kept(src, 1) is not None
+    _source(prefix, "return x * 3 + 1")
+    assert _kept(src, 1) is None
+
+
+def test_a_kept_entry_of_another_shape_is_ignored(prefix):
+    src = _source(prefix)
+    stamp = treecache.get(src, 1)[1]
+    with treecache._lock:
+        treecache._entry(src, stamp)[1][1] = pickle.dumps((None, 0))
+    assert _kept(src, 1) is None
+
+
+def test_a_gast_without_a_version_still_keeps_trees(monkeypatch):
+    """gast 0.5.0-0.5.2 have no ``__version__``: its file stands for it."""
+    fake = types.SimpleNamespace(gast=types.SimpleNamespace(__file__=gast.gast.__file__))
+    monkeypatch.setattr(treecache, "gast", fake)
+    made = treecache._producer()
+    assert made is not None and made[-2] is None
 
 
 def test_a_damaged_or_foreign_file_is_ignored(prefix, monkeypatch):
     src = _source(prefix)
-    treecache.put(src, 1, _tree("def f(x):\n    return x * 2\n"), 0)
+    _put(src, 1, _tree("def f(x):\n    return x * 2\n"))
     treecache.flush()
     path = treecache.cache_path(src)
     with open(path, "wb") as f:
         f.write(b"not a pickle")
     treecache._modules.clear()
-    assert treecache.get(src, 1) is None
+    assert _kept(src, 1) is None
     treecache._modules.clear()
-    treecache.put(src, 1, _tree("def f(x):\n    return x * 2\n"), 0)
+    _put(src, 1, _tree("def f(x):\n    return x * 2\n"))
     treecache.flush()
     treecache._modules.clear()
     monkeypatch.setattr(treecache, "FORMAT", treecache.FORMAT + 1)   # trees of another format
-    assert treecache.get(src, 1) is None
+    assert _kept(src, 1) is None
 
 
 def test_an_edited_parser_or_fence_reads_no_old_tree(prefix, monkeypatch):
     """The files that make and check trees are part of what a tree is valid for."""
     src = _source(prefix)
-    treecache.put(src, 1, _tree("def f(x):\n    return x * 2\n"), 0)
+    _put(src, 1, _tree("def f(x):\n    return x * 2\n"))
     treecache.flush()
     treecache._modules.clear()
-    assert treecache.get(src, 1) is not None
+    assert _kept(src, 1) is not None
     treecache._modules.clear()
     parse_py = (treecache._PRODUCER[1][0] + 1, treecache._PRODUCER[1][1])
     monkeypatch.setattr(treecache, "_PRODUCER",
                         (treecache._PRODUCER[0], parse_py, treecache._PRODUCER[2]))
-    assert treecache.get(src, 1) is None
+    assert _kept(src, 1) is None
 
 
 def test_nothing_is_written_without_bytecode(prefix, monkeypatch):
     monkeypatch.setattr(sys, "dont_write_bytecode", True)
     src = _source(prefix)
-    treecache.put(src, 1, _tree("def f(x):\n    return x * 2\n"), 0)
+    _put(src, 1, _tree("def f(x):\n    return x * 2\n"))
     treecache.flush()
     assert not os.path.exists(treecache.cache_path(src))
 
@@ -122,7 +172,7 @@ def test_a_library_function_read_from_the_cache_is_the_parsed_one(prefix):
     treecache.flush()
     parse.clear_cache()
     treecache._modules.clear()
-    kept = treecache.get(fn.__code__.co_filename, fn.__code__.co_firstlineno)
+    kept = treecache.get(fn.__code__.co_filename, fn.__code__.co_firstlineno)[0]
     assert kept is not None
     assert not kept[2]          # not fenced yet when it was written
     again = parse.get_source_info(fn)
@@ -195,12 +245,13 @@ def test_only_a_tree_that_passed_the_fence_skips_it(prefix, monkeypatch):
     good = parse.SourceInfo(src, _tree("def f(x):\n    return x * 2\n"), 0, "f")
     bad = parse.SourceInfo(src, _tree("def g(x):\n    for i in x:\n        pass\n"
                                       "    else:\n        pass\n    return x\n"), 0, "g")
-    treecache.put(src, 1, good.tree, 0)
-    treecache.put(src, 5, bad.tree, 0)
-    good.kept, bad.kept = (src, 1), (src, 5)
+    _put(src, 1, good.tree)
+    _put(src, 5, bad.tree)
+    stamp = treecache.get(src, 1)[1]
+    good.kept, bad.kept = (src, 1, stamp), (src, 5, stamp)
     fence(good)
     with pytest.raises(UnsupportedSyntaxError):
         fence(bad)
     treecache.flush()
     treecache._modules.clear()
-    assert treecache.get(src, 1)[2] and not treecache.get(src, 5)[2]
+    assert _kept(src, 1)[2] and not _kept(src, 5)[2]

@@ -173,3 +173,38 @@ def test_a_primitive_without_emit_is_an_error_naming_the_class():
     assert "op(x)" in str(e.value)
     with pytest.raises(NotImplementedError, match="NoCode has no code template"):
         op(Tensor(X))
+
+
+class NamedActivation(PrimitiveWithInfer):
+    """A primitive whose name, given to ``PrimitiveWithInfer``, picks what it computes:
+    ``Identity`` passes its input through, anything else is ``tanh``."""
+
+    def __init__(self, kind):
+        super().__init__(kind)
+
+    def emit(self, x):
+        return x if self.name == "Identity" else "xp.tanh(%s)" % x
+
+
+@bprop_getters.register(NamedActivation)
+def get_bprop_named_activation(self):
+    through = self.name == "Identity"
+
+    def bprop(x, out, dout):
+        return (dout,) if through else (dout * (1 - out * out),)
+    return bprop
+
+
+def test_instances_told_apart_by_their_name_are_not_merged():
+    """An identity instance and a tanh instance of one class in one program: the
+    simplifier's pass-through test is asked of each (a user's primitive may keep
+    its state outside its attributes), so the tanh is not dropped as an identity."""
+    identity, tanh = NamedActivation("Identity"), NamedActivation("Tanh")
+
+    def f(x):
+        return ops.sum(tanh(identity(x) * 2.0)) + ops.sum(identity(x))
+
+    g = ops.GradOperation()(f)(Tensor(X)).asnumpy()
+    np.testing.assert_allclose(g, 2.0 * (1 - np.tanh(2.0 * X) ** 2) + 1.0, rtol=1e-12)
+    fd = numeric_grad(lambda x: np.sum(np.tanh(2.0 * x)) + np.sum(x), [X], 0)
+    np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-8)
