@@ -13,8 +13,9 @@ file (what Python checks a ``.pyc`` by), for this Python (the cache tag in the
 file's name), this gast, this format and the files that make and check trees
 (this one, ``parse.py``, ``fence.py``: an edited parser or fence is not
 answered by trees the old one made); any other file is ignored and
-rewritten.  A tree parsed after its file changed in the middle of a process
-is not kept.  Each tree is pickled as it is parsed, before compiling reads or
+rewritten.  The stamp is read at each lookup and before a source is read,
+and checked again before its tree is kept: a module edited in a running
+process (and reloaded) gets no tree of its old text.  Each tree is pickled as it is parsed, before compiling reads or
 marks it; that it passed the fence is kept with it, so a kept tree is not
 walked again.  Only s2sad's own files are kept: a user's change as they
 work.  A cache that cannot be read or written (a read-only install, a
@@ -89,7 +90,7 @@ def _entry(filename, stamp):
     entry = _modules.get(filename)
     if entry is None or entry[0] != stamp:
         blobs, fenced = {}, set()
-        path = cache_path(filename) if stamp is not None else None
+        path = cache_path(filename)
         if path is not None:
             try:
                 with open(path, "rb") as f:
